@@ -1,0 +1,1 @@
+"""The example app: an invoice renderer fed by a SafeQueueConsumer."""

@@ -1,0 +1,16 @@
+"""safe_queue: SQS -> Lambda consumers that cannot process a message twice by misconfiguration.
+
+``SafeQueueConsumer`` derives the queue's settings from the consuming function;
+``derive_visibility_timeout`` is the formula on its own.
+"""
+
+from safe_queue._validation import SafeQueueConfigError
+from safe_queue.consumer import SafeQueueConsumer, derive_visibility_timeout
+
+__all__ = [
+    "SafeQueueConfigError",
+    "SafeQueueConsumer",
+    "derive_visibility_timeout",
+]
+
+__version__ = "0.1.0"

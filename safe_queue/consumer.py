@@ -1,0 +1,526 @@
+"""``SafeQueueConsumer``: a queue, its dead-letter queue and alarms, derived from a function."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jsii
+from aws_cdk import Annotations, Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as event_sources
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct, IValidation
+
+from safe_queue import _limits, rules
+from safe_queue._validation import (
+    Bound,
+    SafeQueueConfigError,
+    plain_number,
+    raise_if_error,
+    whole_seconds,
+)
+
+__all__ = ["SafeQueueConsumer", "derive_visibility_timeout"]
+
+_ONE_MINUTE = Duration.minutes(1)
+
+
+# The allowed range of every numeric prop: AWS's own limits (see _limits for sources).
+_FUNCTION_TIMEOUT = Bound(
+    "function timeout",
+    _limits.FUNCTION_TIMEOUT_MIN,
+    _limits.FUNCTION_TIMEOUT_MAX,
+    " s",
+    "(Lambda's limit; the function's `timeout`, or `function_timeout`)",
+)
+_BATCHING_WINDOW = Bound("max_batching_window", 0, _limits.BATCHING_WINDOW_MAX, " s")
+_BATCH_SIZE_FIFO = Bound("batch_size", 1, _limits.BATCH_SIZE_MAX_FIFO, note="on a FIFO queue")
+_BATCH_SIZE_WITH_WINDOW = Bound(
+    "batch_size", 1, _limits.BATCH_SIZE_MAX_STANDARD, note="with a max_batching_window"
+)
+_BATCH_SIZE_WITHOUT_WINDOW = Bound(
+    "batch_size",
+    1,
+    _limits.BATCH_SIZE_MAX_WITHOUT_WINDOW,
+    note="without max_batching_window (1..10000 with a max_batching_window of at least 1 s,"
+    " standard queues only)",
+)
+_MAX_CONCURRENCY = Bound(
+    "max_concurrency", _limits.MAX_CONCURRENCY_MIN, _limits.MAX_CONCURRENCY_MAX
+)
+_MAX_RECEIVE_COUNT = Bound(
+    "max_receive_count", _limits.MAX_RECEIVE_COUNT_MIN, _limits.MAX_RECEIVE_COUNT_MAX
+)
+_RETENTION = Bound("retention_period", _limits.RETENTION_MIN, _limits.RETENTION_MAX, " s")
+_DEAD_LETTER_RETENTION = Bound(
+    "dead_letter_retention_period", _limits.RETENTION_MIN, _limits.RETENTION_MAX, " s"
+)
+_VISIBILITY_TIMEOUT = Bound("visibility_timeout", 0, _limits.VISIBILITY_TIMEOUT_MAX, " s")
+
+
+def derive_visibility_timeout(
+    function_timeout: Duration, max_batching_window: Duration | None = None
+) -> Duration:
+    """Return the visibility timeout AWS recommends for a Lambda consumer.
+
+    ``6 x function_timeout + max_batching_window``, in whole seconds (Lambda Developer
+    Guide, "Using Lambda with Amazon SQS").
+
+    Parameters
+    ----------
+    function_timeout
+        The consuming function's timeout, 1..900 s.
+    max_batching_window
+        The event source mapping's batching window, 0..300 s. Default: none (0 s).
+
+    Raises
+    ------
+    SafeQueueConfigError
+        An input is out of range, not whole seconds, or an unresolved token.
+
+    Examples
+    --------
+    >>> from aws_cdk import Duration
+    >>> derive_visibility_timeout(Duration.seconds(180), Duration.seconds(2)).to_seconds()
+    1082
+    >>> derive_visibility_timeout(Duration.minutes(1)).to_seconds()
+    360
+    """
+    timeout = _FUNCTION_TIMEOUT.check(whole_seconds("function_timeout", function_timeout))
+    window = _window_seconds(max_batching_window)
+    return Duration.seconds(rules.recommended_visibility_timeout(timeout, window))
+
+
+def _window_seconds(max_batching_window: Duration | None) -> int:
+    if max_batching_window is None:
+        return 0
+    return _BATCHING_WINDOW.check(whole_seconds("max_batching_window", max_batching_window))
+
+
+def _batch_size_bound(*, fifo: bool, batching_window: int) -> Bound:
+    if fifo:
+        return _BATCH_SIZE_FIFO
+    return _BATCH_SIZE_WITH_WINDOW if batching_window > 0 else _BATCH_SIZE_WITHOUT_WINDOW
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Every number the construct synthesizes, in whole seconds; validated."""
+
+    function_timeout: int
+    batching_window: int
+    batch_size: int
+    max_concurrency: int | None
+    max_receive_count: int
+    retention_period: int
+    dead_letter_retention_period: int
+    visibility_timeout: int
+    max_message_age: int
+    warnings: tuple[rules.Finding, ...]
+
+    @property
+    def max_time_to_dead_letter(self) -> int:
+        return self.max_receive_count * self.visibility_timeout
+
+
+def _plan(
+    *,
+    function_timeout: int,
+    batch_size: int,
+    batching_window: int,
+    max_concurrency: int | None,
+    max_receive_count: int,
+    retention_period: int,
+    dead_letter_retention_period: int,
+    visibility_timeout: int | None,
+    report_batch_item_failures: bool,
+    fifo: bool,
+    content_based_deduplication: bool,
+    max_message_age: int | None,
+) -> _Plan:
+    """Validate the props (plain values) and derive the rest. Pure: no constructs."""
+    _FUNCTION_TIMEOUT.check(function_timeout)
+    _BATCHING_WINDOW.check(batching_window)
+    if fifo and batching_window > 0:
+        raise SafeQueueConfigError(
+            f"max_batching_window is {batching_window} s on a FIFO queue; Lambda supports no"
+            " batching window for FIFO queues. Fix: omit max_batching_window, or use fifo=False."
+        )
+    if content_based_deduplication and not fifo:
+        raise SafeQueueConfigError(
+            "content_based_deduplication is True on a standard queue; it exists only on FIFO"
+            " queues. Fix: set fifo=True, or drop content_based_deduplication."
+        )
+    _batch_size_bound(fifo=fifo, batching_window=batching_window).check(batch_size)
+    if max_concurrency is not None:
+        _MAX_CONCURRENCY.check(max_concurrency)
+    _MAX_RECEIVE_COUNT.check(max_receive_count)
+    _RETENTION.check(retention_period)
+    _DEAD_LETTER_RETENTION.check(dead_letter_retention_period)
+    raise_if_error(
+        rules.dead_letter_retention_exceeds_source(
+            fifo=fifo,
+            retention_period=retention_period,
+            dead_letter_retention_period=dead_letter_retention_period,
+        )
+    )
+    if visibility_timeout is None:
+        visibility_timeout = rules.recommended_visibility_timeout(function_timeout, batching_window)
+    _VISIBILITY_TIMEOUT.check(visibility_timeout)
+    timing = {
+        "visibility_timeout": visibility_timeout,
+        "function_timeout": function_timeout,
+        "batching_window": batching_window,
+    }
+    raise_if_error(rules.visibility_covers_function_timeout(**timing))
+    raise_if_error(
+        rules.retention_covers_retries(
+            retention_period=retention_period,
+            max_receive_count=max_receive_count,
+            visibility_timeout=visibility_timeout,
+        )
+    )
+    if max_message_age is None:
+        max_message_age = min(max_receive_count * visibility_timeout, retention_period // 2)
+    Bound(
+        "max_message_age",
+        1,
+        retention_period - 1,
+        " s",
+        f"(below retention_period {retention_period} s, or messages expire before it fires)",
+    ).check(max_message_age)
+    warnings = (
+        rules.visibility_meets_guidance(**timing),
+        rules.max_receive_count_meets_guidance(max_receive_count=max_receive_count),
+        rules.batch_failures_reported(
+            batch_size=batch_size, report_batch_item_failures=report_batch_item_failures
+        ),
+    )
+    return _Plan(
+        function_timeout=function_timeout,
+        batching_window=batching_window,
+        batch_size=batch_size,
+        max_concurrency=max_concurrency,
+        max_receive_count=max_receive_count,
+        retention_period=retention_period,
+        dead_letter_retention_period=dead_letter_retention_period,
+        visibility_timeout=visibility_timeout,
+        max_message_age=max_message_age,
+        warnings=tuple(w for w in warnings if w is not None),
+    )
+
+
+def _underlying_function(function: lambda_.IFunction) -> lambda_.Function | None:
+    """Return the ``Function`` behind ``function`` (itself, an alias's or version's), if any."""
+    if isinstance(function, lambda_.Function):
+        return function
+    if isinstance(function, lambda_.Alias):
+        return _underlying_function(function.version.lambda_)
+    if isinstance(function, lambda_.Version):
+        return _underlying_function(function.lambda_)
+    return None
+
+
+def _function_timeout(function: lambda_.IFunction, given: Duration | None) -> int:
+    """Return the function's timeout in seconds: its own, else ``given``; refuse a conflict."""
+    own = _underlying_function(function)
+    if own is None:
+        if given is None:
+            raise SafeQueueConfigError(
+                f"function_timeout is required: the function {function.node.path} is imported,"
+                " so its timeout cannot be read. Fix: pass function_timeout=Duration.seconds(N)"
+                " with the function's configured timeout (1..900 s)."
+            )
+        return whole_seconds("function_timeout", given)
+    timeout = (
+        whole_seconds("function timeout", own.timeout)
+        if own.timeout is not None
+        else _limits.FUNCTION_TIMEOUT_DEFAULT
+    )
+    if given is not None and whole_seconds("function_timeout", given) != timeout:
+        raise SafeQueueConfigError(
+            f"function_timeout is {whole_seconds('function_timeout', given)} s but the function"
+            f" {own.node.path} has a timeout of {timeout} s: the queue would be sized for the"
+            " wrong value (the drift this library exists to stop). Fix: omit function_timeout;"
+            " it is read from the function."
+        )
+    return timeout
+
+
+@jsii.implements(IValidation)
+class _DerivedValuesUnchanged:
+    """Synth-time check that escape hatches did not change what the consumer derived from."""
+
+    def __init__(self, consumer: SafeQueueConsumer, function: lambda_.IFunction) -> None:
+        self._consumer = consumer
+        self._function = _underlying_function(function)
+
+    def validate(self) -> list[str]:
+        errors = []
+        expected = self._consumer.function_timeout.to_seconds()
+        if self._function is not None:
+            cfn_function = self._function.node.default_child
+            if isinstance(cfn_function, lambda_.CfnFunction):
+                final = cfn_function.timeout
+                final_seconds = _limits.FUNCTION_TIMEOUT_DEFAULT if final is None else final
+                if final_seconds != expected:
+                    errors.append(
+                        f"The function {self._function.node.path} now has a timeout of"
+                        f" {final_seconds} s, but this SafeQueueConsumer derived its queue from"
+                        f" {expected} s (the timeout was changed after the consumer was built,"
+                        " e.g. on the CfnFunction). Fix: set the timeout on the Function before"
+                        " creating the consumer, so the visibility timeout is derived from it."
+                        " [safe-queue:function-timeout-changed]"
+                    )
+        cfn_queue = self._consumer.queue.node.default_child
+        visibility = self._consumer.visibility_timeout.to_seconds()
+        if isinstance(cfn_queue, sqs.CfnQueue) and cfn_queue.visibility_timeout != visibility:
+            errors.append(
+                f"The queue {cfn_queue.node.path} now has a visibility timeout of"
+                f" {cfn_queue.visibility_timeout} s, but this SafeQueueConsumer derived"
+                f" {visibility} s. Fix: pass visibility_timeout to SafeQueueConsumer instead of"
+                " changing the CfnQueue. [safe-queue:visibility-timeout-changed]"
+            )
+        return errors
+
+
+class SafeQueueConsumer(Construct):
+    """An SQS queue feeding a Lambda function, with every setting derived from the function.
+
+    Creates a source queue, a dead-letter queue of the same type, an event source mapping
+    (``SqsEventSource``) on ``function`` and two CloudWatch alarms. The visibility timeout,
+    the age-alarm threshold and the retry budget are derived from the function's timeout,
+    so they cannot drift apart from it; every prop is validated at construction time.
+
+    Parameters
+    ----------
+    scope
+        Parent construct.
+    id
+        Construct id. Child ids (``Queue``, ``DeadLetterQueue``, ``DeadLetterAlarm``,
+        ``AgeAlarm``) are public API: they name the logical ids in the template.
+    function
+        The consumer. Its timeout is read from it (a ``Function``, or an ``Alias`` or
+        ``Version`` of one); a ``Function`` without a timeout has Lambda's default, 3 s.
+    function_timeout
+        The function's timeout, 1..900 s. Only for a function whose timeout cannot be read
+        (an imported one); for a ``Function`` it must equal its own timeout.
+        Default: the function's own timeout.
+    batch_size
+        Records per invocation: 1..10; 1..10,000 with a ``max_batching_window`` (standard
+        queues); 1..10 on FIFO queues. Default: 10.
+    max_batching_window
+        Time to gather records before invoking, 0..300 s; not on FIFO queues.
+        Default: none (0 s).
+    max_concurrency
+        Maximum concurrent invocations by this mapping, 2..1,000. Default: no limit.
+    max_receive_count
+        Receives before a message moves to the dead-letter queue, 1..1,000; below 5 gives a
+        warning. Default: 5.
+    retention_period
+        Source queue retention, 60 s..14 days; at least ``max_time_to_dead_letter``.
+        Default: 4 days.
+    dead_letter_retention_period
+        Dead-letter queue retention, 60 s..14 days; longer than ``retention_period`` on
+        standard queues. Default: 14 days.
+    visibility_timeout
+        Override of the derived value, at least the function timeout and at most 12 h;
+        below ``6 x function timeout + max_batching_window`` gives a warning.
+        Default: ``6 x function timeout + max_batching_window``.
+    report_batch_item_failures
+        Let the handler return ``batchItemFailures`` so only failed records are retried.
+        Default: True.
+    fifo
+        Make both queues FIFO. Default: False.
+    content_based_deduplication
+        FIFO only: deduplicate on a SHA-256 of the body. Default: False.
+    max_message_age
+        Age-alarm threshold for the oldest message, 1 s up to (not including)
+        ``retention_period``. Default: ``max_time_to_dead_letter``, at most half the
+        ``retention_period``.
+    alarm_topic
+        SNS topic notified by every alarm. Default: no alarm actions.
+
+    Raises
+    ------
+    SafeQueueConfigError
+        (a ``ValueError``) for a prop AWS would reject or that would lose or duplicate
+        messages; the message names the setting, the value, the allowed range and the fix.
+
+    Examples
+    --------
+    >>> from aws_cdk import App, Duration, Stack, aws_lambda as lambda_
+    >>> stack = Stack(App(), "Invoices")
+    >>> render = lambda_.Function(stack, "Render", runtime=lambda_.Runtime.PYTHON_3_13,
+    ...     handler="index.handler", code=lambda_.Code.from_inline("def handler(e, c): pass"),
+    ...     timeout=Duration.seconds(180))
+    >>> consumer = SafeQueueConsumer(stack, "RenderInvoices", function=render,
+    ...     batch_size=5, max_batching_window=Duration.seconds(2))
+    >>> consumer.visibility_timeout.to_seconds()
+    1082
+    >>> consumer.max_time_to_dead_letter.to_seconds()
+    5410
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        function: lambda_.IFunction,
+        function_timeout: Duration | None = None,
+        batch_size: int = _limits.BATCH_SIZE_DEFAULT,
+        max_batching_window: Duration | None = None,
+        max_concurrency: int | None = None,
+        max_receive_count: int = _limits.MAX_RECEIVE_COUNT_GUIDANCE,
+        retention_period: Duration | None = None,
+        dead_letter_retention_period: Duration | None = None,
+        visibility_timeout: Duration | None = None,
+        report_batch_item_failures: bool = True,
+        fifo: bool = False,
+        content_based_deduplication: bool = False,
+        max_message_age: Duration | None = None,
+        alarm_topic: sns.ITopic | None = None,
+    ) -> None:
+        super().__init__(scope, id)
+        try:
+            plan = _plan(
+                function_timeout=_function_timeout(function, function_timeout),
+                batch_size=plain_number("batch_size", batch_size),
+                batching_window=_window_seconds(max_batching_window),
+                max_concurrency=(
+                    None
+                    if max_concurrency is None
+                    else plain_number("max_concurrency", max_concurrency)
+                ),
+                max_receive_count=plain_number("max_receive_count", max_receive_count),
+                retention_period=whole_seconds(
+                    "retention_period", retention_period or Duration.days(4)
+                ),
+                dead_letter_retention_period=whole_seconds(
+                    "dead_letter_retention_period",
+                    dead_letter_retention_period or Duration.days(14),
+                ),
+                visibility_timeout=(
+                    None
+                    if visibility_timeout is None
+                    else whole_seconds("visibility_timeout", visibility_timeout)
+                ),
+                report_batch_item_failures=report_batch_item_failures,
+                fifo=fifo,
+                content_based_deduplication=content_based_deduplication,
+                max_message_age=(
+                    None
+                    if max_message_age is None
+                    else whole_seconds("max_message_age", max_message_age)
+                ),
+            )
+        except SafeQueueConfigError as error:
+            raise SafeQueueConfigError(f"SafeQueueConsumer {self.node.path}: {error}") from None
+        self._plan = plan
+        for finding in plan.warnings:
+            Annotations.of(self).add_warning_v2(finding.rule_id, finding.message)
+
+        fifo_or_none = True if fifo else None
+        self.dead_letter_queue = sqs.Queue(
+            self,
+            "DeadLetterQueue",
+            fifo=fifo_or_none,
+            retention_period=Duration.seconds(plan.dead_letter_retention_period),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+        )
+        """The dead-letter queue (``aws_sqs.Queue``), same type as :attr:`queue`."""
+        self.queue = sqs.Queue(
+            self,
+            "Queue",
+            fifo=fifo_or_none,
+            content_based_deduplication=True if content_based_deduplication else None,
+            visibility_timeout=Duration.seconds(plan.visibility_timeout),
+            retention_period=Duration.seconds(plan.retention_period),
+            dead_letter_queue=sqs.DeadLetterQueue(
+                queue=self.dead_letter_queue, max_receive_count=plan.max_receive_count
+            ),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+        )
+        """The source queue (``aws_sqs.Queue``); send messages here."""
+        self.event_source = event_sources.SqsEventSource(
+            self.queue,
+            batch_size=plan.batch_size,
+            max_batching_window=(
+                Duration.seconds(plan.batching_window) if plan.batching_window else None
+            ),
+            max_concurrency=plan.max_concurrency,
+            report_batch_item_failures=report_batch_item_failures,
+        )
+        """The ``SqsEventSource`` added to ``function``."""
+        function.add_event_source(self.event_source)
+
+        self.dead_letter_alarm = cloudwatch.Alarm(
+            self,
+            "DeadLetterAlarm",
+            metric=self.dead_letter_queue.metric_approximate_number_of_messages_visible(
+                period=_ONE_MINUTE, statistic=cloudwatch.Stats.MAXIMUM
+            ),
+            threshold=1,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=(
+                f"Messages in the dead-letter queue of {self.node.path}: each failed"
+                f" {plan.max_receive_count} receives. Inspect them, fix the consumer, then"
+                " redrive them to the source queue."
+            ),
+        )
+        """Alarm: any message in the dead-letter queue (``ApproximateNumberOfMessagesVisible``
+        >= 1, Maximum over 1 minute)."""
+        self.age_alarm = cloudwatch.Alarm(
+            self,
+            "AgeAlarm",
+            metric=self.queue.metric_approximate_age_of_oldest_message(
+                period=_ONE_MINUTE, statistic=cloudwatch.Stats.MAXIMUM
+            ),
+            threshold=plan.max_message_age,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=(
+                f"The oldest message in {self.node.path} is {plan.max_message_age} s old or"
+                " more: the consumer is falling behind, disabled or throttled, and messages"
+                f" expire after {plan.retention_period} s."
+            ),
+        )
+        """Alarm: oldest message in the source queue at least :attr:`max_message_age` old
+        (``ApproximateAgeOfOldestMessage``, Maximum over 1 minute)."""
+        self.alarms: list[cloudwatch.Alarm] = [self.dead_letter_alarm, self.age_alarm]
+        """Every alarm the construct made."""
+        if alarm_topic is not None:
+            action = cloudwatch_actions.SnsAction(alarm_topic)
+            for alarm in self.alarms:
+                alarm.add_alarm_action(action)
+
+        self.node.add_validation(_DerivedValuesUnchanged(self, function))
+
+    @property
+    def function_timeout(self) -> Duration:
+        """The function timeout the queue was derived from."""
+        return Duration.seconds(self._plan.function_timeout)
+
+    @property
+    def visibility_timeout(self) -> Duration:
+        """The source queue's visibility timeout (derived, or the override)."""
+        return Duration.seconds(self._plan.visibility_timeout)
+
+    @property
+    def max_time_to_dead_letter(self) -> Duration:
+        """Worst case before a failing message reaches the DLQ: max_receive_count x visibility."""
+        return Duration.seconds(self._plan.max_time_to_dead_letter)
+
+    @property
+    def max_message_age(self) -> Duration:
+        """The age alarm's threshold (given, or derived)."""
+        return Duration.seconds(self._plan.max_message_age)
