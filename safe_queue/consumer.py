@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import jsii
-from aws_cdk import Annotations, Duration
+from aws_cdk import Acknowledgment, Annotations, Duration, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
-from constructs import Construct, IValidation
+from constructs import Construct, IConstruct, IValidation
 
 from safe_queue import _limits, rules
 from safe_queue._validation import (
@@ -94,10 +94,13 @@ def derive_visibility_timeout(
     return Duration.seconds(rules.recommended_visibility_timeout(timeout, window))
 
 
+def _optional_seconds(setting: str, value: Duration | None) -> int | None:
+    return None if value is None else whole_seconds(setting, value)
+
+
 def _window_seconds(max_batching_window: Duration | None) -> int:
-    if max_batching_window is None:
-        return 0
-    return _BATCHING_WINDOW.check(whole_seconds("max_batching_window", max_batching_window))
+    window = _optional_seconds("max_batching_window", max_batching_window) or 0
+    return _BATCHING_WINDOW.check(window)
 
 
 def _batch_size_bound(*, fifo: bool, batching_window: int) -> Bound:
@@ -250,6 +253,24 @@ def _function_timeout(function: lambda_.IFunction, given: Duration | None) -> in
     return timeout
 
 
+def _acknowledge_false_positives(dead_letter_queue: sqs.Queue, mapping: IConstruct) -> None:
+    """Acknowledge the cdk-nag Serverless findings that do not apply to an SQS consumer."""
+    Validations.of(dead_letter_queue).acknowledge(
+        Acknowledgment(
+            id="Serverless::Serverless-SQSRedrivePolicy",
+            reason="This is the dead-letter queue: a redrive policy of its own would move"
+            " failed messages on again instead of keeping them for inspection.",
+        )
+    )
+    Validations.of(mapping).acknowledge(
+        Acknowledgment(
+            id="Serverless::Serverless-LambdaEventSourceMappingDestination",
+            reason="SQS event source mappings support no OnFailure destination; failed"
+            " messages go to the queue's dead-letter queue through its redrive policy.",
+        )
+    )
+
+
 @jsii.implements(IValidation)
 class _DerivedValuesUnchanged:
     """Synth-time check that escape hatches did not change what the consumer derived from."""
@@ -385,7 +406,7 @@ class SafeQueueConsumer(Construct):
         max_message_age: Duration | None = None,
         alarm_topic: sns.ITopic | None = None,
     ) -> None:
-        super().__init__(scope, id)
+        path = f"{scope.node.path}/{id}".lstrip("/")
         try:
             plan = _plan(
                 function_timeout=_function_timeout(function, function_timeout),
@@ -404,22 +425,16 @@ class SafeQueueConsumer(Construct):
                     "dead_letter_retention_period",
                     dead_letter_retention_period or Duration.days(14),
                 ),
-                visibility_timeout=(
-                    None
-                    if visibility_timeout is None
-                    else whole_seconds("visibility_timeout", visibility_timeout)
-                ),
+                visibility_timeout=_optional_seconds("visibility_timeout", visibility_timeout),
                 report_batch_item_failures=report_batch_item_failures,
                 fifo=fifo,
                 content_based_deduplication=content_based_deduplication,
-                max_message_age=(
-                    None
-                    if max_message_age is None
-                    else whole_seconds("max_message_age", max_message_age)
-                ),
+                max_message_age=_optional_seconds("max_message_age", max_message_age),
             )
         except SafeQueueConfigError as error:
-            raise SafeQueueConfigError(f"SafeQueueConsumer {self.node.path}: {error}") from None
+            raise SafeQueueConfigError(f"SafeQueueConsumer {path}: {error}") from None
+        # Validated before the construct joins the tree: a refused consumer leaves no trace.
+        super().__init__(scope, id)
         self._plan = plan
         for finding in plan.warnings:
             Annotations.of(self).add_warning_v2(finding.rule_id, finding.message)
@@ -458,7 +473,11 @@ class SafeQueueConsumer(Construct):
             report_batch_item_failures=report_batch_item_failures,
         )
         """The ``SqsEventSource`` added to ``function``."""
+        existing = {child.node.id for child in function.node.children}
         function.add_event_source(self.event_source)
+        # The mapping lives under the function (SqsEventSource puts it there).
+        (self._mapping,) = (c for c in function.node.children if c.node.id not in existing)
+        _acknowledge_false_positives(self.dead_letter_queue, self._mapping)
 
         self.dead_letter_alarm = cloudwatch.Alarm(
             self,

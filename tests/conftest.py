@@ -1,0 +1,38 @@
+"""Shared test helpers: apps built with cdk.json's context, and small functions to consume."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+import aws_cdk as cdk
+from aws_cdk import aws_lambda as lambda_
+
+ROOT = Path(__file__).resolve().parent.parent
+CDK_CONTEXT: dict[str, Any] = json.loads((ROOT / "cdk.json").read_text())["context"]
+
+
+def make_app() -> cdk.App:
+    """An in-process App with the same feature flags as `cdk synth` of the example app."""
+    return cdk.App(context=CDK_CONTEXT)
+
+
+def make_stack(name: str = "Test") -> cdk.Stack:
+    return cdk.Stack(make_app(), name)
+
+
+def make_function(
+    scope: cdk.Stack, construct_id: str = "Fn", timeout: cdk.Duration | None = None
+) -> lambda_.Function:
+    return lambda_.Function(
+        scope,
+        construct_id,
+        runtime=lambda_.Runtime.PYTHON_3_13,
+        handler="index.handler",
+        code=lambda_.Code.from_inline("def handler(event, context):\n    return None\n"),
+        timeout=timeout,
+    )

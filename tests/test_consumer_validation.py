@@ -1,0 +1,321 @@
+"""Every refusal of SafeQueueConsumer at its boundary: the last accepted and the first refused.
+
+Refusals are ``SafeQueueConfigError`` (a ``ValueError``) raised at construction, with a
+message naming the setting, the value and the allowed range or the fix.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_lambda as lambda_
+
+from safe_queue import SafeQueueConfigError, SafeQueueConsumer, derive_visibility_timeout
+
+from .conftest import make_function, make_stack
+
+S = cdk.Duration.seconds
+DAY = 86_400
+IMPORTED_ARN = "arn:aws:lambda:eu-west-1:123456789012:function:render"
+
+
+def build(own_timeout: int | None = 60, /, **props: Any) -> SafeQueueConsumer:
+    """A consumer in a fresh stack; `own_timeout=None` gives an imported function."""
+    stack = make_stack()
+    if own_timeout is None:
+        function: lambda_.IFunction = lambda_.Function.from_function_arn(stack, "Fn", IMPORTED_ARN)
+    else:
+        function = make_function(stack, "Fn", S(own_timeout))
+    return SafeQueueConsumer(stack, "Consumer", function=function, **props)
+
+
+def refused(own_timeout: int | None = 60, /, **props: Any) -> str:
+    with pytest.raises(SafeQueueConfigError) as raised:
+        build(own_timeout, **props)
+    assert isinstance(raised.value, ValueError)
+    message = str(raised.value)
+    assert message.startswith("SafeQueueConsumer Test/Consumer: ")
+    return message
+
+
+# (case id, function timeout or None for imported, accepted props, refused props, message parts)
+BOUNDARIES = [
+    (
+        "function_timeout min",
+        None,
+        {"function_timeout": S(1)},
+        {"function_timeout": S(0)},
+        ["function timeout is 0 s", "1..900 s"],
+    ),
+    (
+        "function_timeout max",
+        None,
+        {"function_timeout": S(900)},
+        {"function_timeout": S(901)},
+        ["function timeout is 901 s", "1..900 s"],
+    ),
+    (
+        "batch_size min",
+        60,
+        {"batch_size": 1},
+        {"batch_size": 0},
+        ["batch_size is 0", "1..10"],
+    ),
+    (
+        "batch_size max without window",
+        60,
+        {"batch_size": 10},
+        {"batch_size": 11},
+        ["batch_size is 11", "1..10 without max_batching_window"],
+    ),
+    (
+        "batch_size max with window",
+        60,
+        {"batch_size": 10_000, "max_batching_window": S(1)},
+        {"batch_size": 10_001, "max_batching_window": S(1)},
+        ["batch_size is 10001", "1..10000"],
+    ),
+    (
+        "batch_size max on FIFO",
+        60,
+        {"batch_size": 10, "fifo": True},
+        {"batch_size": 11, "fifo": True},
+        ["batch_size is 11", "1..10 on a FIFO queue"],
+    ),
+    (
+        "max_batching_window max",
+        60,
+        {"max_batching_window": S(300)},
+        {"max_batching_window": S(301)},
+        ["max_batching_window is 301 s", "0..300 s"],
+    ),
+    (
+        "max_batching_window on FIFO",
+        60,
+        {"fifo": True, "max_batching_window": S(0)},
+        {"fifo": True, "max_batching_window": S(1)},
+        ["max_batching_window is 1 s on a FIFO queue", "omit max_batching_window"],
+    ),
+    (
+        "max_concurrency min",
+        60,
+        {"max_concurrency": 2},
+        {"max_concurrency": 1},
+        ["max_concurrency is 1", "2..1000"],
+    ),
+    (
+        "max_concurrency max",
+        60,
+        {"max_concurrency": 1000},
+        {"max_concurrency": 1001},
+        ["max_concurrency is 1001", "2..1000"],
+    ),
+    (
+        "max_receive_count min",
+        1,
+        {"max_receive_count": 1},
+        {"max_receive_count": 0},
+        ["max_receive_count is 0", "1..1000"],
+    ),
+    (
+        "max_receive_count max",
+        1,
+        {"max_receive_count": 1000},
+        {"max_receive_count": 1001},
+        ["max_receive_count is 1001", "1..1000"],
+    ),
+    (
+        "retention_period min",
+        1,
+        {"retention_period": S(60)},
+        {"retention_period": S(59)},
+        ["retention_period is 59 s", "60..1209600 s"],
+    ),
+    (
+        "retention_period max (FIFO: DLQ rule does not apply)",
+        60,
+        {"retention_period": S(14 * DAY), "fifo": True},
+        {"retention_period": S(14 * DAY + 1), "fifo": True},
+        ["retention_period is 1209601 s", "60..1209600 s"],
+    ),
+    (
+        "dead_letter_retention_period min (FIFO)",
+        1,
+        {"dead_letter_retention_period": S(60), "fifo": True},
+        {"dead_letter_retention_period": S(59), "fifo": True},
+        ["dead_letter_retention_period is 59 s", "60..1209600 s"],
+    ),
+    (
+        "dead_letter_retention_period max",
+        60,
+        {"dead_letter_retention_period": S(14 * DAY)},
+        {"dead_letter_retention_period": S(14 * DAY + 1)},
+        ["dead_letter_retention_period is 1209601 s", "60..1209600 s"],
+    ),
+    (
+        "dead-letter retention longer than source (standard)",
+        60,
+        {"retention_period": S(4 * DAY), "dead_letter_retention_period": S(4 * DAY + 1)},
+        {"retention_period": S(4 * DAY), "dead_letter_retention_period": S(4 * DAY)},
+        ["retention_period 345600 s is not longer", "safe-queue:dead-letter-retention-too-short"],
+    ),
+    (
+        "retention covers max_time_to_dead_letter",
+        180,
+        {"max_batching_window": S(2), "retention_period": S(5410)},
+        {"max_batching_window": S(2), "retention_period": S(5409)},
+        ["retention_period 5409 s", "5 x visibility_timeout 1082 s = 5410 s"],
+    ),
+    (
+        "visibility_timeout not below the function timeout",
+        180,
+        {"visibility_timeout": S(180)},
+        {"visibility_timeout": S(179)},
+        ["visibility_timeout 179 s is below the function timeout 180 s", "1080 s"],
+    ),
+    (
+        "visibility_timeout max 12 h",
+        60,
+        {"visibility_timeout": S(43_200), "retention_period": S(5 * DAY)},
+        {"visibility_timeout": S(43_201), "retention_period": S(5 * DAY)},
+        ["visibility_timeout is 43201 s", "0..43200 s"],
+    ),
+    (
+        "max_message_age below retention",
+        1,
+        {"retention_period": S(3600), "max_message_age": S(3599)},
+        {"retention_period": S(3600), "max_message_age": S(3600)},
+        ["max_message_age is 3600 s", "1..3599 s", "below retention_period"],
+    ),
+    (
+        "max_message_age min",
+        60,
+        {"max_message_age": S(1)},
+        {"max_message_age": S(0)},
+        ["max_message_age is 0 s"],
+    ),
+    (
+        "content_based_deduplication needs FIFO",
+        60,
+        {"content_based_deduplication": True, "fifo": True},
+        {"content_based_deduplication": True},
+        ["content_based_deduplication is True on a standard queue", "fifo=True"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("own_timeout", "accepted", "rejected", "parts"),
+    [pytest.param(*case[1:], id=case[0]) for case in BOUNDARIES],
+)
+def test_boundary(
+    own_timeout: int | None,
+    accepted: dict[str, Any],
+    rejected: dict[str, Any],
+    parts: list[str],
+):
+    # GIVEN the last accepted value  THEN a consumer is built
+    assert isinstance(build(own_timeout, **accepted), SafeQueueConsumer)
+    # WHEN the first refused value is given  THEN the error names setting, value and range
+    message = refused(own_timeout, **rejected)
+    for part in parts:
+        assert part in message
+
+
+def test_imported_function_without_function_timeout_is_refused():
+    message = refused(None)
+    assert "function_timeout is required" in message
+    assert "imported" in message
+    assert "Duration.seconds(N)" in message
+
+
+def test_function_timeout_disagreeing_with_the_function_is_refused():
+    assert build(180, function_timeout=S(180)).function_timeout.to_seconds() == 180
+    message = refused(180, function_timeout=S(181))
+    assert "function_timeout is 181 s" in message
+    assert "timeout of 180 s" in message
+    assert "omit function_timeout" in message
+
+
+def test_function_without_timeout_disagrees_with_anything_but_lambdas_default():
+    stack = make_stack()
+    function = make_function(stack, "Fn", timeout=None)
+    consumer = SafeQueueConsumer(stack, "Default", function=function, function_timeout=S(3))
+    assert consumer.function_timeout.to_seconds() == 3
+    with pytest.raises(SafeQueueConfigError, match="timeout of 3 s"):
+        SafeQueueConsumer(stack, "Consumer", function=function, function_timeout=S(60))
+
+
+def test_timeout_is_read_through_an_alias_and_a_version():
+    stack = make_stack()
+    function = make_function(stack, "Fn", S(120))
+    alias = lambda_.Alias(stack, "Live", alias_name="live", version=function.current_version)
+    assert SafeQueueConsumer(stack, "ViaAlias", function=alias).function_timeout.to_seconds() == 120
+    via_version = SafeQueueConsumer(stack, "ViaVersion", function=function.current_version)
+    assert via_version.visibility_timeout.to_seconds() == 720
+
+
+@pytest.mark.parametrize(
+    "props",
+    [
+        {"visibility_timeout": "token"},
+        {"retention_period": "token"},
+        {"max_batching_window": "token"},
+        {"batch_size": "token-number"},
+        {"max_receive_count": "token-number"},
+    ],
+)
+def test_unresolved_tokens_are_refused_not_computed_with(props: dict[str, str]):
+    stack = make_stack()
+    parameter = cdk.CfnParameter(stack, "P", type="Number").value_as_number
+    values = {key: S(parameter) if kind == "token" else parameter for key, kind in props.items()}
+    (setting,) = props
+    with pytest.raises(SafeQueueConfigError) as raised:
+        SafeQueueConsumer(stack, "Consumer", function=make_function(stack, "Fn", S(60)), **values)
+    assert f"{setting} is an unresolved token" in str(raised.value)
+
+
+def test_a_function_timeout_from_a_token_is_refused():
+    stack = make_stack()
+    parameter = cdk.CfnParameter(stack, "Timeout", type="Number").value_as_number
+    function = make_function(stack, "Fn", S(parameter))
+    with pytest.raises(SafeQueueConfigError, match="function timeout is an unresolved token"):
+        SafeQueueConsumer(stack, "Consumer", function=function)
+
+
+def test_fractional_seconds_are_refused():
+    message = refused(60, visibility_timeout=cdk.Duration.millis(400_500))
+    assert "visibility_timeout is 400.5 s" in message
+    assert "whole seconds" in message
+
+
+def test_a_refused_consumer_leaves_nothing_in_the_tree():
+    stack = make_stack()
+    function = make_function(stack, "Fn", S(60))
+    with pytest.raises(SafeQueueConfigError):
+        SafeQueueConsumer(stack, "Consumer", function=function, batch_size=0)
+    assert stack.node.try_find_child("Consumer") is None
+    # and the id can be used again
+    assert SafeQueueConsumer(stack, "Consumer", function=function).node.id == "Consumer"
+
+
+@pytest.mark.parametrize(
+    ("timeout", "window", "message"),
+    [
+        (S(0), None, "function timeout is 0 s"),
+        (S(901), None, "function timeout is 901 s"),
+        (S(60), S(301), "max_batching_window is 301 s"),
+    ],
+)
+def test_derive_visibility_timeout_refuses_out_of_range_inputs(
+    timeout: cdk.Duration, window: cdk.Duration | None, message: str
+):
+    with pytest.raises(SafeQueueConfigError, match=message):
+        derive_visibility_timeout(timeout, window)
+
+
+def test_derive_visibility_timeout_extremes_stay_under_the_12_hour_cap():
+    assert derive_visibility_timeout(S(1)).to_seconds() == 6
+    assert derive_visibility_timeout(S(900), S(300)).to_seconds() == 5700
