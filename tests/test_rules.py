@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from safe_queue import rules
+from safe_queue.checks import Unknown, evaluate_mapping
 from safe_queue.rules import Level
 
 
@@ -147,3 +148,56 @@ def test_every_rule_id_is_prefixed_and_unique():
     assert len(ids) == 7
     assert len(set(ids)) == 7
     assert all(i.startswith("safe-queue:") for i in ids)
+
+
+# evaluate_mapping: the rule table SafeQueueChecks applies to one mapping's facts
+COMPLIANT = {
+    "visibility_timeout": 1110,
+    "function_timeout": 180,
+    "batching_window": 2,
+    "has_dead_letter_queue": True,
+    "max_receive_count": 5,
+    "fifo": False,
+    "retention_period": 345_600,
+    "dead_letter_retention_period": 1_209_600,
+    "batch_size": 5,
+    "report_batch_item_failures": True,
+}
+
+
+def test_evaluate_mapping_compliant_facts_give_nothing():
+    assert evaluate_mapping(COMPLIANT) == []
+
+
+def test_evaluate_mapping_without_dead_letter_queue_skips_the_dead_letter_rules():
+    facts = {
+        **COMPLIANT,
+        "has_dead_letter_queue": False,
+        "max_receive_count": None,
+        "dead_letter_retention_period": None,
+    }
+    assert [f.rule_id for f in evaluate_mapping(facts)] == ["safe-queue:no-dead-letter-queue"]
+
+
+def test_evaluate_mapping_reports_every_failing_rule_once():
+    facts = {**COMPLIANT, "visibility_timeout": 60, "retention_period": 299, "batch_size": 2}
+    facts["report_batch_item_failures"] = False
+    assert [f.rule_id for f in evaluate_mapping(facts)] == [
+        "safe-queue:visibility-below-function-timeout",
+        "safe-queue:retention-below-retry-budget",
+        "safe-queue:no-report-batch-item-failures",
+    ]
+
+
+def test_evaluate_mapping_does_not_guess_unknown_values():
+    unknown = Unknown("queue VisibilityTimeout", "is an unresolved token")
+    findings = evaluate_mapping({**COMPLIANT, "visibility_timeout": unknown})
+    assert [(f.rule_id, f.level) for f in findings] == [("safe-queue:unchecked", Level.INFO)]
+    message = findings[0].message
+    assert "queue VisibilityTimeout is an unresolved token" in message
+    for skipped in (
+        "visibility_covers_function_timeout",
+        "visibility_meets_guidance",
+        "retention_covers_retries",
+    ):
+        assert skipped in message

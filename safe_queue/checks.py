@@ -1,0 +1,323 @@
+"""``SafeQueueChecks``: an Aspect that checks every SQS -> Lambda mapping of an app.
+
+It finds each ``AWS::Lambda::EventSourceMapping`` whose source is an SQS queue defined in
+the app and whose function is defined in the app (in any of its stacks), reads the final
+L1 values of the queue, its dead-letter queue, the function and the mapping, and applies
+the rules of :mod:`safe_queue.rules`. Findings become annotations, so ``cdk synth`` prints
+them and errors fail it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jsii
+from aws_cdk import Annotations, IAspect, Reference, Stack, Token, Tokenization
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
+from constructs import IConstruct
+
+from safe_queue import _limits, rules
+from safe_queue.consumer import SafeQueueConsumer
+from safe_queue.rules import Finding, Level
+
+__all__ = ["SafeQueueChecks", "Unknown", "evaluate_mapping"]
+
+UNCHECKED = "safe-queue:unchecked"
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value that cannot be known at synth time, and why."""
+
+    what: str
+    why: str
+
+
+Fact = int | bool | Unknown | None
+"""A rule input: a plain value, :class:`Unknown`, or ``None`` when it does not apply."""
+
+# Each rule with the facts it reads; the fact names are the rules' keyword arguments.
+_RULES: tuple[tuple[Callable[..., Finding | None], tuple[str, ...]], ...] = (
+    (
+        rules.visibility_covers_function_timeout,
+        ("visibility_timeout", "function_timeout", "batching_window"),
+    ),
+    (
+        rules.visibility_meets_guidance,
+        ("visibility_timeout", "function_timeout", "batching_window"),
+    ),
+    (rules.dead_letter_queue_configured, ("has_dead_letter_queue",)),
+    (rules.max_receive_count_meets_guidance, ("max_receive_count",)),
+    (
+        rules.dead_letter_retention_exceeds_source,
+        ("fifo", "retention_period", "dead_letter_retention_period"),
+    ),
+    (
+        rules.retention_covers_retries,
+        ("retention_period", "max_receive_count", "visibility_timeout"),
+    ),
+    (rules.batch_failures_reported, ("batch_size", "report_batch_item_failures")),
+)
+
+
+def evaluate_mapping(facts: Mapping[str, Fact]) -> list[Finding]:
+    """Apply every rule to one mapping's facts. Pure.
+
+    A rule whose inputs include ``None`` does not apply (the dead-letter rules on a queue
+    without one); a rule whose inputs include an :class:`Unknown` is skipped, and one
+    ``info`` finding (``safe-queue:unchecked``) says what could not be checked and why.
+
+    Examples
+    --------
+    >>> facts = dict(visibility_timeout=60, function_timeout=180, batching_window=2,
+    ...     has_dead_letter_queue=True, max_receive_count=5, fifo=False,
+    ...     retention_period=345600, dead_letter_retention_period=1209600,
+    ...     batch_size=5, report_batch_item_failures=True)
+    >>> [f.rule_id for f in evaluate_mapping(facts)]
+    ['safe-queue:visibility-below-function-timeout']
+    >>> facts["function_timeout"] = Unknown("function timeout", "the function is imported")
+    >>> [(f.rule_id, f.level.value) for f in evaluate_mapping(facts)]
+    [('safe-queue:unchecked', 'info')]
+    """
+    findings: list[Finding] = []
+    unknown: dict[Unknown, list[str]] = {}
+    for rule, names in _RULES:
+        args = {name: facts[name] for name in names}
+        missing = [value for value in args.values() if isinstance(value, Unknown)]
+        if any(value is None for value in args.values()):
+            continue
+        if missing:
+            for value in missing:
+                unknown.setdefault(value, []).append(rule.__name__)
+            continue
+        finding = rule(**args)
+        if finding is not None:
+            findings.append(finding)
+    if unknown:
+        details = "; ".join(
+            f"{value.what} {value.why} (skipped: {', '.join(skipped)})"
+            for value, skipped in unknown.items()
+        )
+        findings.append(
+            Finding(
+                UNCHECKED,
+                Level.INFO,
+                f"Not checked, because a value is not known at synth time: {details}. Fix:"
+                " define the queue and the function in this CDK app with plain values, or"
+                " check these settings by hand.",
+            )
+        )
+    return findings
+
+
+def _describe(reference: Any) -> str:
+    if isinstance(reference, str) and not Token.is_unresolved(reference):
+        return f"{reference} is not defined in this app"
+    return "it is imported or a parameter, not a resource of this app"
+
+
+def _plain(value: Any, default: int, what: str) -> int | Unknown:
+    if value is None:
+        return default
+    if Token.is_unresolved(value):
+        return Unknown(what, "is an unresolved token (a parameter, import or reference)")
+    return int(value)
+
+
+def _referenced(scope: IConstruct, value: Any) -> list[IConstruct]:
+    """Return what a token refers to: through a Reference, else by logical id in its stack."""
+    if not isinstance(value, str) or not Token.is_unresolved(value):
+        return []
+    targets = [
+        token.target
+        for token in Tokenization.reverse_string(value).tokens
+        if isinstance(token, Reference)
+    ]
+    if targets:
+        return targets
+    stack = Stack.of(scope)
+    logical_ids = set(_logical_ids(stack.resolve(value)))
+    return [
+        child
+        for child in stack.node.find_all()
+        if isinstance(child, lambda_.CfnAlias | lambda_.CfnVersion | lambda_.CfnFunction)
+        and stack.resolve(child.logical_id) in logical_ids
+    ]
+
+
+def _logical_ids(resolved: Any) -> Iterator[str]:
+    if isinstance(resolved, dict):
+        if isinstance(resolved.get("Ref"), str):
+            yield resolved["Ref"]
+        get_att = resolved.get("Fn::GetAtt")
+        if isinstance(get_att, list) and get_att and isinstance(get_att[0], str):
+            yield get_att[0]
+        for item in resolved.values():
+            yield from _logical_ids(item)
+    elif isinstance(resolved, list):
+        for item in resolved:
+            yield from _logical_ids(item)
+
+
+def _function_timeout(mapping: lambda_.CfnEventSourceMapping) -> int | Unknown:
+    """Timeout of the mapping's function, following aliases and versions to the function."""
+    pending = _referenced(mapping, mapping.function_name)
+    for _ in range(3):  # alias -> version -> function at most
+        for target in pending:
+            if isinstance(target, lambda_.CfnFunction):
+                return _plain(target.timeout, _limits.FUNCTION_TIMEOUT_DEFAULT, "function Timeout")
+        pending = [
+            nested
+            for target in pending
+            if isinstance(target, lambda_.CfnAlias | lambda_.CfnVersion)
+            for nested in _referenced(target, target.function_name)
+        ]
+    return Unknown("the function's timeout", f"is unknown: {_describe(mapping.function_name)}")
+
+
+_NOT_SQS = ("starting_position", "topics", "queues", "self_managed_event_source")
+
+
+def _source_queue(mapping: lambda_.CfnEventSourceMapping) -> sqs.CfnQueue | Unknown | None:
+    """Return the mapping's queue; Unknown for one outside the app; None for other sources."""
+    arn = mapping.event_source_arn
+    targets = _referenced(mapping, arn)
+    queues = [t for t in targets if isinstance(t, sqs.CfnQueue)]
+    if queues:
+        return queues[0]
+    if targets or any(getattr(mapping, prop) is not None for prop in _NOT_SQS):
+        return None  # a stream, Kafka or MQ source
+    if isinstance(arn, str) and not Token.is_unresolved(arn) and ":sqs:" not in arn:
+        return None
+    return Unknown("the queue's settings", f"are unknown: {_describe(arn)}")
+
+
+def _queue_facts(queue: sqs.CfnQueue | Unknown) -> dict[str, Fact]:
+    if isinstance(queue, Unknown):
+        return dict.fromkeys(
+            (
+                "visibility_timeout",
+                "retention_period",
+                "fifo",
+                "has_dead_letter_queue",
+                "max_receive_count",
+                "dead_letter_retention_period",
+            ),
+            queue,
+        )
+    facts: dict[str, Fact] = {
+        "visibility_timeout": _plain(
+            queue.visibility_timeout, _limits.VISIBILITY_TIMEOUT_DEFAULT, "queue VisibilityTimeout"
+        ),
+        "retention_period": _plain(
+            queue.message_retention_period,
+            _limits.RETENTION_DEFAULT,
+            "queue MessageRetentionPeriod",
+        ),
+        "fifo": bool(queue.fifo_queue),
+        "has_dead_letter_queue": queue.redrive_policy is not None,
+        "max_receive_count": None,
+        "dead_letter_retention_period": None,
+    }
+    redrive = queue.redrive_policy
+    if redrive is None:
+        return facts
+    if not isinstance(redrive, dict):
+        facts["max_receive_count"] = facts["dead_letter_retention_period"] = Unknown(
+            "queue RedrivePolicy", "is an unresolved token"
+        )
+        return facts
+    facts["max_receive_count"] = _plain(
+        redrive.get("maxReceiveCount"), 0, "RedrivePolicy maxReceiveCount"
+    )
+    dead_letter = [
+        t
+        for t in _referenced(queue, redrive.get("deadLetterTargetArn"))
+        if isinstance(t, sqs.CfnQueue)
+    ]
+    facts["dead_letter_retention_period"] = (
+        _plain(
+            dead_letter[0].message_retention_period,
+            _limits.RETENTION_DEFAULT,
+            "dead-letter queue MessageRetentionPeriod",
+        )
+        if dead_letter
+        else Unknown("the dead-letter queue", "is not defined in this app")
+    )
+    return facts
+
+
+def _owner(mapping: lambda_.CfnEventSourceMapping, queue: sqs.CfnQueue | Unknown) -> IConstruct:
+    """Return the construct to annotate: the SafeQueueConsumer that built it, else the mapping."""
+    if isinstance(queue, sqs.CfnQueue):
+        consumer = queue.node.scope.node.scope if queue.node.scope else None
+        if (
+            isinstance(consumer, SafeQueueConsumer)
+            and mapping.node.scope is not None
+            and mapping.node.scope.node.path == consumer._mapping.node.path
+        ):
+            return consumer
+    return mapping
+
+
+def mapping_findings(mapping: lambda_.CfnEventSourceMapping) -> tuple[IConstruct, list[Finding]]:
+    """Return the construct to annotate and the findings for one L1 mapping (none if not SQS)."""
+    queue = _source_queue(mapping)
+    if queue is None:
+        return mapping, []
+    owner = _owner(mapping, queue)
+    function_timeout = _function_timeout(mapping)
+    if isinstance(owner, SafeQueueConsumer) and isinstance(function_timeout, Unknown):
+        # an imported function: the consumer was told its timeout
+        function_timeout = int(owner.function_timeout.to_seconds())
+    response_types = mapping.function_response_types
+    facts: dict[str, Fact] = {
+        **_queue_facts(queue),
+        "function_timeout": function_timeout,
+        "batching_window": _plain(
+            mapping.maximum_batching_window_in_seconds, 0, "mapping MaximumBatchingWindowInSeconds"
+        ),
+        "batch_size": _plain(mapping.batch_size, _limits.BATCH_SIZE_DEFAULT, "mapping BatchSize"),
+        "report_batch_item_failures": (
+            Unknown("mapping FunctionResponseTypes", "is an unresolved token")
+            if Token.is_unresolved(response_types)
+            else "ReportBatchItemFailures" in (response_types or [])
+        ),
+    }
+    return owner, evaluate_mapping(facts)
+
+
+@jsii.implements(IAspect)
+class SafeQueueChecks:
+    """Check every SQS -> Lambda event source mapping in the scope it is added to.
+
+    Add it to the app, so mappings whose queue and function are in different stacks are
+    checked too. Findings are annotations with ids prefixed ``safe-queue:`` on the mapping
+    (on the :class:`~safe_queue.SafeQueueConsumer`, for a mapping it built): errors fail
+    ``cdk synth``; warnings can be acknowledged with
+    ``Annotations.of(construct).acknowledge_warning(id, reason)``; values not known at
+    synth time give an ``info`` annotation instead of a guess.
+
+    Examples
+    --------
+    >>> from aws_cdk import App, Aspects
+    >>> app = App()
+    >>> Aspects.of(app).add(SafeQueueChecks())
+    """
+
+    def visit(self, node: IConstruct) -> None:
+        """Check ``node`` if it is an event source mapping (CDK calls this for every node)."""
+        if not isinstance(node, lambda_.CfnEventSourceMapping):
+            return
+        owner, findings = mapping_findings(node)
+        annotations = Annotations.of(owner)
+        for finding in findings:
+            if finding.level is Level.ERROR:
+                annotations.add_error(f"{finding.message} [{finding.rule_id}]")
+            elif finding.level is Level.WARNING:
+                annotations.add_warning_v2(finding.rule_id, finding.message)
+            else:
+                annotations.add_info_v2(finding.rule_id, finding.message)
