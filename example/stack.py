@@ -50,4 +50,5 @@ class InvoiceRenderingStack(Stack):
             batch_size=5,
             max_batching_window=Duration.seconds(2),
             alarm_topic=self.alarm_topic,
+            idempotency=True,
         )

@@ -8,6 +8,7 @@ import jsii
 from aws_cdk import Acknowledgment, Annotations, Duration, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
+from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sns as sns
@@ -26,6 +27,15 @@ from safe_queue._validation import (
 __all__ = ["SafeQueueConsumer", "derive_visibility_timeout"]
 
 _ONE_MINUTE = Duration.minutes(1)
+
+# What Powertools' DynamoDBPersistenceLayer calls, and nothing more.
+IDEMPOTENCY_ACTIONS = (
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+)
+IDEMPOTENCY_TABLE_ENV = "IDEMPOTENCY_TABLE_NAME"
 
 
 # The allowed range of every numeric prop: AWS's own limits (see _limits for sources).
@@ -253,6 +263,24 @@ def _function_timeout(function: lambda_.IFunction, given: Duration | None) -> in
     return timeout
 
 
+def _idempotency_table(scope: Construct, function: lambda_.Function) -> dynamodb.Table:
+    """Create the table Powertools' DynamoDBPersistenceLayer expects by default, and wire it."""
+    table = dynamodb.Table(
+        scope,
+        "IdempotencyTable",
+        partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
+        time_to_live_attribute="expiration",
+        billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+        point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+            point_in_time_recovery_enabled=True
+        ),
+        encryption=dynamodb.TableEncryption.AWS_MANAGED,
+    )
+    table.grant(function, *IDEMPOTENCY_ACTIONS)
+    function.add_environment(IDEMPOTENCY_TABLE_ENV, table.table_name)
+    return table
+
+
 def _acknowledge_false_positives(dead_letter_queue: sqs.Queue, mapping: IConstruct) -> None:
     """Acknowledge the cdk-nag Serverless findings that do not apply to an SQS consumer."""
     Validations.of(dead_letter_queue).acknowledge(
@@ -364,6 +392,12 @@ class SafeQueueConsumer(Construct):
         ``retention_period``.
     alarm_topic
         SNS topic notified by every alarm. Default: no alarm actions.
+    idempotency
+        Create :attr:`idempotency_table` for Powertools' idempotency utility (partition key
+        ``id``, TTL attribute ``expiration``, on-demand, point-in-time recovery, encrypted),
+        grant the function ``dynamodb:GetItem``, ``PutItem``, ``UpdateItem`` and
+        ``DeleteItem`` on it, and set ``IDEMPOTENCY_TABLE_NAME`` on the function. Needs a
+        function defined in the app (not imported). Default: False (no table).
 
     Raises
     ------
@@ -405,6 +439,7 @@ class SafeQueueConsumer(Construct):
         content_based_deduplication: bool = False,
         max_message_age: Duration | None = None,
         alarm_topic: sns.ITopic | None = None,
+        idempotency: bool = False,
     ) -> None:
         path = f"{scope.node.path}/{id}".lstrip("/")
         try:
@@ -431,6 +466,13 @@ class SafeQueueConsumer(Construct):
                 content_based_deduplication=content_based_deduplication,
                 max_message_age=_optional_seconds("max_message_age", max_message_age),
             )
+            own_function = _underlying_function(function)
+            if idempotency and own_function is None:
+                raise SafeQueueConfigError(
+                    f"idempotency is True but the function {function.node.path} is imported,"
+                    f" so {IDEMPOTENCY_TABLE_ENV} cannot be set on it. Fix: pass a Function"
+                    " defined in this app, or set idempotency=False and wire a table yourself."
+                )
         except SafeQueueConfigError as error:
             raise SafeQueueConfigError(f"SafeQueueConsumer {path}: {error}") from None
         # Validated before the construct joins the tree: a refused consumer leaves no trace.
@@ -521,6 +563,11 @@ class SafeQueueConsumer(Construct):
             action = cloudwatch_actions.SnsAction(alarm_topic)
             for alarm in self.alarms:
                 alarm.add_alarm_action(action)
+
+        self.idempotency_table: dynamodb.Table | None = None
+        """Powertools idempotency table (``aws_dynamodb.Table``) with ``idempotency=True``."""
+        if idempotency and own_function is not None:
+            self.idempotency_table = _idempotency_table(self, own_function)
 
         self.node.add_validation(_DerivedValuesUnchanged(self, function))
 

@@ -19,6 +19,11 @@ import boto3
 import pytest
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from example.handler import render_invoices
@@ -121,6 +126,26 @@ def rendered(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     return counts
 
 
+def plain_handler(event: dict[str, Any], context: Any) -> Any:
+    """The example handler without its idempotency layer (the seed's state before fix 3).
+
+    The queue-behaviour tests use it so that what they count is what the queue delivers,
+    not what idempotency then absorbs.
+    """
+    return process_partial_response(
+        event=event,
+        record_handler=lambda record: render_invoices.render_invoice(record.json_body["invoiceId"]),
+        processor=BatchProcessor(event_type=EventType.SQS),
+        context=context,
+    )
+
+
+def whole_batch_handler(event: dict[str, Any], context: Any) -> None:
+    """A handler without partial batch responses: any failure fails the whole batch."""
+    for record in event["Records"]:
+        render_invoices.render_invoice(SQSRecord(record).json_body["invoiceId"])
+
+
 def send_invoices(queue_url: str, invoice_ids: list[str]) -> dict[str, str]:
     """Send one message per invoice; return {message id: invoice id}."""
     client = boto3.client("sqs", region_name=REGION)
@@ -208,12 +233,12 @@ SEED_SCENARIOS = {
 
 
 def seed_poller(
-    clock: VirtualClock, queue_url: str, seconds_per_invoice: float
+    clock: VirtualClock, queue_url: str, seconds_per_invoice: float, handler: Any = plain_handler
 ) -> SimulatedSqsPoller:
     return SimulatedSqsPoller(
         clock=clock,
         queue_url=queue_url,
-        handler=render_invoices.handler,
+        handler=handler,
         batch_size=5,
         report_batch_item_failures=True,
         function_timeout=180,
@@ -268,16 +293,37 @@ def test_derived_visibility_processes_every_message_exactly_once(
     assert in_queue(dead_letter_url) == 0
 
 
+def test_idempotent_handler_absorbs_the_duplicate_delivery(
+    clock: VirtualClock,
+    synthesized: dict[str, Synthesized],
+    rendered: Counter[str],
+    monkeypatch: pytest.MonkeyPatch,
+):
+    # GIVEN the broken queue, but the example's idempotent handler and its table
+    example = synthesized["example"]
+    assert example.consumer is not None
+    assert example.consumer.idempotency_table is not None
+    tables = deploy("InvoiceRendering", without_mappings(example.template))
+    table_name = tables[example.logical_id(example.consumer.idempotency_table)]
+    monkeypatch.setenv("IDEMPOTENCY_TABLE_NAME", table_name)
+    render_invoices._idempotent_render.cache_clear()
+    broken = synthesized["broken"]
+    physical = deploy("SeedBroken", without_mappings(broken.template))
+    queue_url = physical[broken.logical_id(broken.stack.node.find_child("Work"))]
+    (message_id,) = send_invoices(queue_url, ["inv_4000_lines"])
+    # WHEN the slow invoice is delivered twice
+    poller = seed_poller(clock, queue_url, 90.0, handler=render_invoices.handler)
+    poller.run(600)
+    # THEN it was rendered (and e-mailed) once: the seed's third fix
+    assert poller.deliveries()[message_id] >= 2
+    assert rendered == Counter({"inv_4000_lines": 1})
+    render_invoices._idempotent_render.cache_clear()
+
+
 # 3. and 4. A poison message among good ones ----------------------------------------------
 
 GOOD = [f"inv_{n}" for n in range(9)]
 POISON = ""  # an empty invoice id: render_invoice raises on every attempt
-
-
-def whole_batch_handler(event: dict[str, Any], context: Any) -> None:
-    """A handler without partial batch responses: any failure fails the whole batch."""
-    for record in event["Records"]:
-        render_invoices.record_handler(SQSRecord(record))
 
 
 def run_poison_scenario(
@@ -308,7 +354,7 @@ def test_poison_message_alone_is_retried_then_dead_lettered(
 ):
     # GIVEN partial batch failures (the default) and one poison message among nine good ones
     poller, sent, queue_url, dead_letter_url = run_poison_scenario(
-        clock, synthesized["Partial"], render_invoices.handler
+        clock, synthesized["Partial"], plain_handler
     )
     poison_id = next(m for m, invoice in sent.items() if invoice == POISON)
     deliveries = poller.deliveries()

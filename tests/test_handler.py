@@ -1,54 +1,80 @@
-"""The example handler reports partial batch failures through Powertools' BatchProcessor."""
+"""The example handler on generated SQS events, against moto's DynamoDB.
+
+The idempotency table is the one the example stack synthesizes, created through moto's
+CloudFormation, so the handler meets the table shape the construct makes.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
+import boto3
 import pytest
+from aws_cdk.assertions import Template
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
 from example.handler import render_invoices
+from example.stack import InvoiceRenderingStack
 
+from .conftest import make_app
+from .emulator import REGION, FakeLambdaContext, deploy, emulated_aws, without_mappings
 from .sqs_events import sqs_event
 
 
-@dataclass
-class FakeContext:
-    function_name: str = "render-invoice"
-    aws_request_id: str = "req-1"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 180_000
+@pytest.fixture(scope="module")
+def example() -> tuple[dict[str, Any], str]:
+    stack = InvoiceRenderingStack(make_app(), "InvoiceRendering")
+    table = stack.consumer.idempotency_table
+    assert table is not None
+    logical_id = stack.get_logical_id(table.node.default_child)  # type: ignore[arg-type]
+    return without_mappings(Template.from_stack(stack).to_json()), logical_id
 
 
 @pytest.fixture
-def rendered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    calls: list[str] = []
+def table_name(
+    monkeypatch: pytest.MonkeyPatch, example: tuple[dict[str, Any], str]
+) -> Iterator[str]:
+    template, logical_id = example
+    with emulated_aws(monkeypatch):
+        name = deploy("InvoiceRendering", template)[logical_id]
+        monkeypatch.setenv("IDEMPOTENCY_TABLE_NAME", name)
+        render_invoices._idempotent_render.cache_clear()  # a client inside the mock
+        yield name
+    render_invoices._idempotent_render.cache_clear()
+
+
+@pytest.fixture
+def rendered(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    counts: Counter[str] = Counter()
     real = render_invoices.render_invoice
 
     def spy(invoice_id: str) -> str:
-        calls.append(invoice_id)
-        return real(invoice_id)
+        result = real(invoice_id)
+        counts[invoice_id] += 1
+        return result
 
     monkeypatch.setattr(render_invoices, "render_invoice", spy)
-    return calls
+    return counts
 
 
-def run(event: dict[str, Any]) -> Any:
-    return render_invoices.handler(event, FakeContext())  # type: ignore[arg-type]
+def run(event: dict[str, Any], remaining_millis: int = 180_000) -> Any:
+    return render_invoices.handler(event, FakeLambdaContext(remaining_millis=remaining_millis))  # type: ignore[arg-type]
 
 
-def test_a_good_batch_reports_no_failures(rendered: list[str]):
+def test_a_good_batch_reports_no_failures(table_name: str, rendered: Counter[str]):
     # GIVEN three valid invoices  WHEN the batch is handled
     response = run(
         sqs_event({"invoiceId": "inv_1"}, {"invoiceId": "inv_2"}, {"invoiceId": "inv_3"})
     )
     # THEN each is rendered once and nothing is reported failed
     assert response == {"batchItemFailures": []}
-    assert rendered == ["inv_1", "inv_2", "inv_3"]
+    assert rendered == Counter(["inv_1", "inv_2", "inv_3"])
 
 
-def test_only_the_bad_records_are_reported(rendered: list[str]):
+def test_only_the_bad_records_are_reported(table_name: str, rendered: Counter[str]):
     # GIVEN a batch with a malformed body and an empty invoice id among good records
     event = sqs_event({"invoiceId": "inv_1"}, "not json", {"invoiceId": "inv_2"}, {"invoiceId": ""})
     bad_ids = [event["Records"][1]["messageId"], event["Records"][3]["messageId"]]
@@ -56,15 +82,80 @@ def test_only_the_bad_records_are_reported(rendered: list[str]):
     response = run(event)
     # THEN exactly those two are returned for retry; the good ones were rendered
     assert sorted(f["itemIdentifier"] for f in response["batchItemFailures"]) == sorted(bad_ids)
-    assert rendered == ["inv_1", "inv_2", ""]
+    assert rendered == Counter(["inv_1", "inv_2"])
 
 
-def test_a_batch_where_everything_fails_raises_so_lambda_retries_it():
+def test_a_batch_where_everything_fails_raises_so_lambda_retries_it(table_name: str):
     # Powertools raises when every record failed, so the whole batch returns to the queue.
-    from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
-
     with pytest.raises(BatchProcessingError):
         run(sqs_event("not json", {"invoiceId": ""}))
+
+
+def test_the_same_invoice_twice_is_rendered_once(table_name: str, rendered: Counter[str]):
+    # GIVEN an invoice delivered, then delivered again (a redelivery or a DLQ redrive)
+    first = run(sqs_event({"invoiceId": "inv_7"}))
+    second = run(sqs_event({"invoiceId": "inv_7"}))
+    # THEN both invocations succeed, and the work was done once
+    assert first == second == {"batchItemFailures": []}
+    assert rendered == Counter({"inv_7": 1})
+    # AND the record is stored under the table's `id` key with its `expiration` TTL
+    items = boto3.client("dynamodb", region_name=REGION).scan(TableName=table_name)["Items"]
+    assert len(items) == 1
+    assert items[0]["status"] == {"S": "COMPLETED"}
+    assert int(items[0]["expiration"]["N"]) > time.time() + 23 * 3600
+
+
+def test_the_same_invoice_twice_in_one_batch_is_rendered_once(
+    table_name: str, rendered: Counter[str]
+):
+    response = run(sqs_event({"invoiceId": "inv_8"}, {"invoiceId": "inv_8"}))
+    assert response == {"batchItemFailures": []}
+    assert rendered == Counter({"inv_8": 1})
+
+
+def test_a_failed_attempt_does_not_lock_the_invoice(
+    table_name: str, monkeypatch: pytest.MonkeyPatch
+):
+    # GIVEN a render that fails once (a transient error), then works
+    attempts: list[str] = []
+
+    def flaky(invoice_id: str) -> str:
+        attempts.append(invoice_id)
+        if len(attempts) == 1:
+            raise ConnectionError("e-mail service unavailable")
+        return f"invoices/{invoice_id}.pdf"
+
+    monkeypatch.setattr(render_invoices, "render_invoice", flaky)
+    event = sqs_event({"invoiceId": "inv_9"})
+    # WHEN it is delivered, fails, and is delivered again
+    with pytest.raises(BatchProcessingError):
+        run(event)
+    response = run(event)
+    # THEN the retry renders it (the failed attempt deleted its in-progress record)
+    assert response == {"batchItemFailures": []}
+    assert attempts == ["inv_9", "inv_9"]
+
+
+def test_an_in_progress_record_expires_with_the_function_timeout(
+    table_name: str, monkeypatch: pytest.MonkeyPatch
+):
+    # GIVEN an invocation with 180 s left, observed while it renders
+    seen: list[dict[str, Any]] = []
+
+    def observe(invoice_id: str) -> str:
+        seen.extend(
+            boto3.client("dynamodb", region_name=REGION).scan(TableName=table_name)["Items"]
+        )
+        return f"invoices/{invoice_id}.pdf"
+
+    monkeypatch.setattr(render_invoices, "render_invoice", observe)
+    started_ms = time.time() * 1000
+    run(sqs_event({"invoiceId": "inv_10"}), remaining_millis=180_000)
+    # THEN its in-progress record expires when the invocation would time out, not in 24 h
+    (item,) = seen
+    assert item["status"] == {"S": "INPROGRESS"}
+    expiry_ms = int(item["in_progress_expiration"]["N"])
+    assert started_ms + 180_000 - 5_000 <= expiry_ms <= time.time() * 1000 + 180_000
 
 
 def test_render_invoice_returns_the_pdf_key():

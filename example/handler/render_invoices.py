@@ -1,13 +1,19 @@
-"""Render invoices from SQS, reporting partial batch failures (Powertools ``BatchProcessor``).
+"""Render invoices from SQS: partial batch failures and idempotency with Powertools.
 
 Each record's body is ``{"invoiceId": "..."}``. A record that raises is reported in
 ``batchItemFailures``; only it returns to the queue (the event source mapping has
-``ReportBatchItemFailures``), the others are deleted.
+``ReportBatchItemFailures``), the others are deleted. Rendering is idempotent on the
+invoice id: a redelivered or redriven message for an invoice already rendered returns the
+stored result instead of rendering and e-mailing again. The records live in the DynamoDB
+table named by ``IDEMPOTENCY_TABLE_NAME`` (``SafeQueueConsumer(..., idempotency=True)``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from collections.abc import Callable
+from functools import cache
+from typing import Any, cast
 
 from aws_lambda_powertools.utilities.batch import (
     BatchProcessor,
@@ -16,9 +22,20 @@ from aws_lambda_powertools.utilities.batch import (
 )
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 processor = BatchProcessor(event_type=EventType.SQS)
+# Keyed on the business id, not the message id: a re-sent message is a new message.
+idempotency_config = IdempotencyConfig(
+    event_key_jmespath="invoiceId",
+    expires_after_seconds=24 * 60 * 60,
+    raise_on_no_idempotency_key=True,  # a message without an invoice id fails, visibly
+)
 
 
 def render_invoice(invoice_id: str) -> str:
@@ -28,14 +45,31 @@ def render_invoice(invoice_id: str) -> str:
     return f"invoices/{invoice_id}.pdf"
 
 
+def _render(invoice: dict[str, Any]) -> str:
+    return render_invoice(invoice["invoiceId"])
+
+
+@cache
+def _idempotent_render() -> Callable[..., str]:
+    """Build the idempotent renderer on first use (its DynamoDB client needs the region)."""
+    idempotent = idempotent_function(
+        data_keyword_argument="invoice",
+        persistence_store=DynamoDBPersistenceLayer(table_name=os.environ["IDEMPOTENCY_TABLE_NAME"]),
+        config=idempotency_config,
+    )
+    return cast(Callable[..., str], idempotent(_render))
+
+
 def record_handler(record: SQSRecord) -> str:
     """Process one SQS record; an exception marks only this record as failed."""
-    invoice_id = record.json_body["invoiceId"]
-    return render_invoice(invoice_id)
+    return _idempotent_render()(invoice=record.json_body)
 
 
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     """Lambda entry point: ``{"batchItemFailures": [{"itemIdentifier": messageId}, ...]}``."""
+    # An in-progress record expires when this invocation would time out, so a crashed
+    # invocation does not lock its invoice until the 24 h expiry.
+    idempotency_config.register_lambda_context(context)
     return process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )
