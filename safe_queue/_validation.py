@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
-from aws_cdk import Duration, Token
+from aws_cdk import Duration
 
 from safe_queue.rules import Finding
 
@@ -16,6 +17,27 @@ class SafeQueueConfigError(ValueError):
     """
 
 
+# aws-cdk-lib encodes a number token as a NaN-space double whose top 16 bits are 0xFBFF
+# (core/lib/private/encoding.ts); checking the bits here saves a call into jsii per value.
+_DOUBLE_TOKEN_MARKER = 0xFBFF
+
+
+def is_number_token(value: float) -> bool:
+    """Return True if ``value`` is an aws-cdk-lib number token (a parameter, an import...)."""
+    if not isinstance(value, float):
+        return False
+    bits: int = struct.unpack("<Q", struct.pack("<d", value))[0]
+    return bits >> 48 == _DOUBLE_TOKEN_MARKER
+
+
+def _token_error(setting: str) -> SafeQueueConfigError:
+    return SafeQueueConfigError(
+        f"{setting} is an unresolved token; safe_queue needs its value at synth time to"
+        " derive and check the other settings. Fix: pass a concrete value, e.g."
+        " Duration.seconds(180) or 5, instead of a parameter or an imported value."
+    )
+
+
 def whole_seconds(setting: str, value: Duration) -> int:
     """Return ``value`` in whole seconds, refusing tokens and fractions.
 
@@ -25,13 +47,12 @@ def whole_seconds(setting: str, value: Duration) -> int:
     >>> whole_seconds("function_timeout", Duration.minutes(3))
     180
     """
-    if value.is_unresolved():
-        raise SafeQueueConfigError(
-            f"{setting} is an unresolved token ({value}); safe_queue needs its value at synth"
-            " time to derive and check the other settings. Fix: pass a concrete Duration,"
-            " e.g. Duration.seconds(180), instead of a parameter or an imported value."
-        )
-    seconds = value.to_seconds(integral=False)
+    try:
+        seconds = value.to_seconds(integral=False)
+    except RuntimeError:  # a token in another unit than seconds cannot be converted
+        raise _token_error(setting) from None
+    if is_number_token(seconds):
+        raise _token_error(setting)
     if seconds != int(seconds):
         raise SafeQueueConfigError(
             f"{setting} is {seconds} s; AWS takes whole seconds. Fix: round it, e.g."
@@ -41,13 +62,14 @@ def whole_seconds(setting: str, value: Duration) -> int:
 
 
 def plain_number(setting: str, value: int) -> int:
-    """Return ``value`` unchanged, refusing unresolved tokens."""
-    if Token.is_unresolved(value):
-        raise SafeQueueConfigError(
-            f"{setting} is an unresolved token; safe_queue needs its value at synth time to"
-            " check it against AWS's limits. Fix: pass a plain int."
-        )
-    return value
+    """Return ``value`` as an int, refusing tokens and fractions."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SafeQueueConfigError(f"{setting} is {value!r}; it must be a whole number.")
+    if is_number_token(value):
+        raise _token_error(setting)
+    if value != int(value):
+        raise SafeQueueConfigError(f"{setting} is {value}; it must be a whole number.")
+    return int(value)
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsii
-from aws_cdk import Annotations, IAspect, Reference, Stack, Token, Tokenization
+from aws_cdk import Annotations, IAspect, Reference, Stack, Tokenization
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import IConstruct
 
 from safe_queue import _limits, rules
-from safe_queue.consumer import SafeQueueConsumer
+from safe_queue._validation import is_number_token
+from safe_queue.consumer import SafeQueueConsumer, consumer_of_mapping
 from safe_queue.rules import Finding, Level
 
 __all__ = ["SafeQueueChecks", "Unknown", "evaluate_mapping"]
@@ -114,30 +115,52 @@ def evaluate_mapping(facts: Mapping[str, Fact]) -> list[Finding]:
 
 
 def _describe(reference: Any) -> str:
-    if isinstance(reference, str) and not Token.is_unresolved(reference):
+    if isinstance(reference, str) and not _is_token(reference):
         return f"{reference} is not defined in this app"
     return "it is imported or a parameter, not a resource of this app"
+
+
+def _is_token(value: Any) -> bool:
+    """Tell an unresolved value from a plain one without a call into jsii.
+
+    aws-cdk-lib encodes string tokens as ``${Token[...]}``, list tokens as ``#{Token[...]}``
+    and number tokens as marked doubles; anything else that is not a plain value (an
+    ``IResolvable``) is unresolved too.
+    """
+    if value is None or isinstance(value, bool | int):
+        return False
+    if isinstance(value, str):
+        return "${Token[" in value
+    if isinstance(value, float):
+        return is_number_token(value)
+    if isinstance(value, list):
+        return any(isinstance(v, str) and ("${Token[" in v or "#{Token[" in v) for v in value)
+    return True
 
 
 def _plain(value: Any, default: int, what: str) -> int | Unknown:
     if value is None:
         return default
-    if Token.is_unresolved(value):
+    if _is_token(value):
         return Unknown(what, "is an unresolved token (a parameter, import or reference)")
     return int(value)
 
 
 def _referenced(scope: IConstruct, value: Any) -> list[IConstruct]:
     """Return what a token refers to: through a Reference, else by logical id in its stack."""
-    if not isinstance(value, str) or not Token.is_unresolved(value):
+    if not isinstance(value, str) or not _is_token(value):
         return []
-    targets = [
-        token.target
-        for token in Tokenization.reverse_string(value).tokens
-        if isinstance(token, Reference)
-    ]
-    if targets:
-        return targets
+    whole = Tokenization.reverse(value, fail_concat=False)  # the token, if exactly one
+    if isinstance(whole, Reference):
+        return [whole.target]
+    if whole is None:
+        targets = [
+            token.target
+            for token in Tokenization.reverse_string(value).tokens
+            if isinstance(token, Reference)
+        ]
+        if targets:
+            return targets
     stack = Stack.of(scope)
     logical_ids = set(_logical_ids(stack.resolve(value)))
     return [
@@ -190,7 +213,7 @@ def _source_queue(mapping: lambda_.CfnEventSourceMapping) -> sqs.CfnQueue | Unkn
         return queues[0]
     if targets or any(getattr(mapping, prop) is not None for prop in _NOT_SQS):
         return None  # a stream, Kafka or MQ source
-    if isinstance(arn, str) and not Token.is_unresolved(arn) and ":sqs:" not in arn:
+    if isinstance(arn, str) and not _is_token(arn) and ":sqs:" not in arn:
         return None
     return Unknown("the queue's settings", f"are unknown: {_describe(arn)}")
 
@@ -208,6 +231,7 @@ def _queue_facts(queue: sqs.CfnQueue | Unknown) -> dict[str, Fact]:
             ),
             queue,
         )
+    redrive = queue.redrive_policy
     facts: dict[str, Fact] = {
         "visibility_timeout": _plain(
             queue.visibility_timeout, _limits.VISIBILITY_TIMEOUT_DEFAULT, "queue VisibilityTimeout"
@@ -218,11 +242,10 @@ def _queue_facts(queue: sqs.CfnQueue | Unknown) -> dict[str, Fact]:
             "queue MessageRetentionPeriod",
         ),
         "fifo": bool(queue.fifo_queue),
-        "has_dead_letter_queue": queue.redrive_policy is not None,
+        "has_dead_letter_queue": redrive is not None,
         "max_receive_count": None,
         "dead_letter_retention_period": None,
     }
-    redrive = queue.redrive_policy
     if redrive is None:
         return facts
     if not isinstance(redrive, dict):
@@ -250,17 +273,11 @@ def _queue_facts(queue: sqs.CfnQueue | Unknown) -> dict[str, Fact]:
     return facts
 
 
-def _owner(mapping: lambda_.CfnEventSourceMapping, queue: sqs.CfnQueue | Unknown) -> IConstruct:
+def _owner(mapping: lambda_.CfnEventSourceMapping) -> IConstruct:
     """Return the construct to annotate: the SafeQueueConsumer that built it, else the mapping."""
-    if isinstance(queue, sqs.CfnQueue):
-        consumer = queue.node.scope.node.scope if queue.node.scope else None
-        if (
-            isinstance(consumer, SafeQueueConsumer)
-            and mapping.node.scope is not None
-            and mapping.node.scope.node.path == consumer._mapping.node.path
-        ):
-            return consumer
-    return mapping
+    node = mapping.node
+    parent_path = node.path.rpartition("/")[0]  # the L2 EventSourceMapping around it
+    return consumer_of_mapping(node.root, parent_path) or mapping
 
 
 def mapping_findings(mapping: lambda_.CfnEventSourceMapping) -> tuple[IConstruct, list[Finding]]:
@@ -268,7 +285,7 @@ def mapping_findings(mapping: lambda_.CfnEventSourceMapping) -> tuple[IConstruct
     queue = _source_queue(mapping)
     if queue is None:
         return mapping, []
-    owner = _owner(mapping, queue)
+    owner = _owner(mapping)
     function_timeout = _function_timeout(mapping)
     if isinstance(owner, SafeQueueConsumer) and isinstance(function_timeout, Unknown):
         # an imported function: the consumer was told its timeout
@@ -283,7 +300,7 @@ def mapping_findings(mapping: lambda_.CfnEventSourceMapping) -> tuple[IConstruct
         "batch_size": _plain(mapping.batch_size, _limits.BATCH_SIZE_DEFAULT, "mapping BatchSize"),
         "report_batch_item_failures": (
             Unknown("mapping FunctionResponseTypes", "is an unresolved token")
-            if Token.is_unresolved(response_types)
+            if _is_token(response_types)
             else "ReportBatchItemFailures" in (response_types or [])
         ),
     }

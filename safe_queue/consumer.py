@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import jsii
-from aws_cdk import Acknowledgment, Annotations, Duration, Validations
+from aws_cdk import Acknowledgment, Annotations, Duration, Stack, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_dynamodb as dynamodb
@@ -248,14 +249,16 @@ def _function_timeout(function: lambda_.IFunction, given: Duration | None) -> in
                 " with the function's configured timeout (1..900 s)."
             )
         return whole_seconds("function_timeout", given)
+    own_timeout = own.timeout
     timeout = (
-        whole_seconds("function timeout", own.timeout)
-        if own.timeout is not None
-        else _limits.FUNCTION_TIMEOUT_DEFAULT
+        _limits.FUNCTION_TIMEOUT_DEFAULT
+        if own_timeout is None
+        else whole_seconds("function timeout", own_timeout)
     )
-    if given is not None and whole_seconds("function_timeout", given) != timeout:
+    given_seconds = _optional_seconds("function_timeout", given)
+    if given_seconds is not None and given_seconds != timeout:
         raise SafeQueueConfigError(
-            f"function_timeout is {whole_seconds('function_timeout', given)} s but the function"
+            f"function_timeout is {given_seconds} s but the function"
             f" {own.node.path} has a timeout of {timeout} s: the queue would be sized for the"
             " wrong value (the drift this library exists to stop). Fix: omit function_timeout;"
             " it is read from the function."
@@ -299,41 +302,84 @@ def _acknowledge_false_positives(dead_letter_queue: sqs.Queue, mapping: IConstru
     )
 
 
-@jsii.implements(IValidation)
-class _DerivedValuesUnchanged:
-    """Synth-time check that escape hatches did not change what the consumer derived from."""
+@dataclass(frozen=True)
+class _Derived:
+    """What one consumer derived its queue from, and the L1 function that must keep it."""
 
-    def __init__(self, consumer: SafeQueueConsumer, function: lambda_.IFunction) -> None:
-        self._consumer = consumer
-        self._function = _underlying_function(function)
+    consumer_path: str
+    cfn_function: lambda_.CfnFunction
+    function_timeout: int
+
+
+@jsii.implements(IValidation)
+class _FunctionTimeoutsUnchanged:
+    """Synth-time check that no escape hatch changed a timeout a consumer derived from.
+
+    One per stack, for all its consumers: each validation costs a call from jsii into Python.
+    """
+
+    def __init__(self) -> None:
+        self.consumers: list[_Derived] = []
 
     def validate(self) -> list[str]:
         errors = []
-        expected = self._consumer.function_timeout.to_seconds()
-        if self._function is not None:
-            cfn_function = self._function.node.default_child
-            if isinstance(cfn_function, lambda_.CfnFunction):
-                final = cfn_function.timeout
-                final_seconds = _limits.FUNCTION_TIMEOUT_DEFAULT if final is None else final
-                if final_seconds != expected:
-                    errors.append(
-                        f"The function {self._function.node.path} now has a timeout of"
-                        f" {final_seconds} s, but this SafeQueueConsumer derived its queue from"
-                        f" {expected} s (the timeout was changed after the consumer was built,"
-                        " e.g. on the CfnFunction). Fix: set the timeout on the Function before"
-                        " creating the consumer, so the visibility timeout is derived from it."
-                        " [safe-queue:function-timeout-changed]"
-                    )
-        cfn_queue = self._consumer.queue.node.default_child
-        visibility = self._consumer.visibility_timeout.to_seconds()
-        if isinstance(cfn_queue, sqs.CfnQueue) and cfn_queue.visibility_timeout != visibility:
-            errors.append(
-                f"The queue {cfn_queue.node.path} now has a visibility timeout of"
-                f" {cfn_queue.visibility_timeout} s, but this SafeQueueConsumer derived"
-                f" {visibility} s. Fix: pass visibility_timeout to SafeQueueConsumer instead of"
-                " changing the CfnQueue. [safe-queue:visibility-timeout-changed]"
-            )
+        for derived in self.consumers:
+            final = derived.cfn_function.timeout
+            final_seconds = _limits.FUNCTION_TIMEOUT_DEFAULT if final is None else final
+            if final_seconds != derived.function_timeout:
+                errors.append(
+                    f"The function {derived.cfn_function.node.path} now has a timeout of"
+                    f" {final_seconds} s, but SafeQueueConsumer {derived.consumer_path} derived"
+                    f" its queue from {derived.function_timeout} s (the timeout was changed"
+                    " after the consumer was built, e.g. on the CfnFunction). Fix: set the"
+                    " timeout on the Function before creating the consumer, so the visibility"
+                    " timeout is derived from it. [safe-queue:function-timeout-changed]"
+                )
         return errors
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """Per-scope facts looked up once: each lookup is a call into jsii."""
+
+    path: str
+    root: IConstruct
+    validator: _FunctionTimeoutsUnchanged
+
+
+_SCOPES: weakref.WeakKeyDictionary[Construct, _Scope] = weakref.WeakKeyDictionary()
+_VALIDATORS: weakref.WeakKeyDictionary[Stack, _FunctionTimeoutsUnchanged] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+# {root of the construct tree: {path of an EventSourceMapping: the consumer that built it}}.
+# Keyed by the Python objects of the root (an App made in Python keeps its identity) and
+# by paths: jsii hands out a new Python object each time for constructs made in JavaScript.
+_MAPPING_OWNERS: weakref.WeakKeyDictionary[IConstruct, dict[str, SafeQueueConsumer]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def consumer_of_mapping(root: IConstruct, mapping_path: str) -> SafeQueueConsumer | None:
+    """Return the SafeQueueConsumer that built the ``EventSourceMapping`` at that path, if any."""
+    return _MAPPING_OWNERS.get(root, {}).get(mapping_path)
+
+
+def _scope_of(scope: Construct) -> _Scope:
+    known = _SCOPES.get(scope)
+    if known is None:
+        node = scope.node
+        known = _SCOPES[scope] = _Scope(node.path, node.root, _validator_of(Stack.of(scope)))
+    return known
+
+
+def _validator_of(stack: Stack) -> _FunctionTimeoutsUnchanged:
+    validator = _VALIDATORS.get(stack)
+    if validator is None:
+        validator = _VALIDATORS[stack] = _FunctionTimeoutsUnchanged()
+        stack.node.add_validation(validator)
+    return validator
 
 
 class SafeQueueConsumer(Construct):
@@ -441,7 +487,8 @@ class SafeQueueConsumer(Construct):
         alarm_topic: sns.ITopic | None = None,
         idempotency: bool = False,
     ) -> None:
-        path = f"{scope.node.path}/{id}".lstrip("/")
+        scope_facts = _scope_of(scope)
+        path = f"{scope_facts.path}/{id}".lstrip("/")
         try:
             plan = _plan(
                 function_timeout=_function_timeout(function, function_timeout),
@@ -453,13 +500,12 @@ class SafeQueueConsumer(Construct):
                     else plain_number("max_concurrency", max_concurrency)
                 ),
                 max_receive_count=plain_number("max_receive_count", max_receive_count),
-                retention_period=whole_seconds(
-                    "retention_period", retention_period or Duration.days(4)
-                ),
-                dead_letter_retention_period=whole_seconds(
-                    "dead_letter_retention_period",
-                    dead_letter_retention_period or Duration.days(14),
-                ),
+                retention_period=_optional_seconds("retention_period", retention_period)
+                or _limits.RETENTION_DEFAULT,
+                dead_letter_retention_period=_optional_seconds(
+                    "dead_letter_retention_period", dead_letter_retention_period
+                )
+                or _limits.RETENTION_MAX,
                 visibility_timeout=_optional_seconds("visibility_timeout", visibility_timeout),
                 report_batch_item_failures=report_batch_item_failures,
                 fifo=fifo,
@@ -515,24 +561,25 @@ class SafeQueueConsumer(Construct):
             report_batch_item_failures=report_batch_item_failures,
         )
         """The ``SqsEventSource`` added to ``function``."""
-        existing = {child.node.id for child in function.node.children}
         function.add_event_source(self.event_source)
-        # The mapping lives under the function (SqsEventSource puts it there).
-        (self._mapping,) = (c for c in function.node.children if c.node.id not in existing)
+        # SqsEventSource adds the mapping as the function's newest child.
+        self._mapping: lambda_.EventSourceMapping = function.node.children[-1]  # type: ignore[assignment]
+        assert isinstance(self._mapping, lambda_.EventSourceMapping)
+        _MAPPING_OWNERS.setdefault(scope_facts.root, {})[self._mapping.node.path] = self
         _acknowledge_false_positives(self.dead_letter_queue, self._mapping)
 
         self.dead_letter_alarm = cloudwatch.Alarm(
             self,
             "DeadLetterAlarm",
             metric=self.dead_letter_queue.metric_approximate_number_of_messages_visible(
-                period=_ONE_MINUTE, statistic=cloudwatch.Stats.MAXIMUM
+                period=_ONE_MINUTE, statistic="Maximum"
             ),
             threshold=1,
             evaluation_periods=1,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             alarm_description=(
-                f"Messages in the dead-letter queue of {self.node.path}: each failed"
+                f"Messages in the dead-letter queue of {path}: each failed"
                 f" {plan.max_receive_count} receives. Inspect them, fix the consumer, then"
                 " redrive them to the source queue."
             ),
@@ -543,14 +590,14 @@ class SafeQueueConsumer(Construct):
             self,
             "AgeAlarm",
             metric=self.queue.metric_approximate_age_of_oldest_message(
-                period=_ONE_MINUTE, statistic=cloudwatch.Stats.MAXIMUM
+                period=_ONE_MINUTE, statistic="Maximum"
             ),
             threshold=plan.max_message_age,
             evaluation_periods=1,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             alarm_description=(
-                f"The oldest message in {self.node.path} is {plan.max_message_age} s old or"
+                f"The oldest message in {path} is {plan.max_message_age} s old or"
                 " more: the consumer is falling behind, disabled or throttled, and messages"
                 f" expire after {plan.retention_period} s."
             ),
@@ -569,7 +616,11 @@ class SafeQueueConsumer(Construct):
         if idempotency and own_function is not None:
             self.idempotency_table = _idempotency_table(self, own_function)
 
-        self.node.add_validation(_DerivedValuesUnchanged(self, function))
+        cfn_function = own_function.node.default_child if own_function is not None else None
+        if isinstance(cfn_function, lambda_.CfnFunction):
+            scope_facts.validator.consumers.append(
+                _Derived(path, cfn_function, plan.function_timeout)
+            )
 
     @property
     def function_timeout(self) -> Duration:

@@ -1,0 +1,1 @@
+"""Benchmarks and the app builders they share with the scale tests."""

@@ -1,0 +1,128 @@
+"""Measure what safe_queue costs at synth time. Run by hand; record results in README.md.
+
+    .venv/bin/python -m benchmarks.bench                # everything (a few minutes)
+    .venv/bin/python -m benchmarks.bench --only ratio   # one part: ratio, checks, scale, resources
+
+Times are the median of --repeat runs of "build the app + app.synth()" in one process,
+after a warm-up run, the variants interleaved so that drift hits both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from importlib.metadata import version
+from pathlib import Path
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+import aws_cdk as cdk
+
+from benchmarks.apps import consumers_app
+
+
+def synth_seconds(build: Callable[[str], cdk.App]) -> float:
+    with tempfile.TemporaryDirectory() as outdir:
+        gc.collect()
+        started = time.perf_counter()
+        build(outdir).synth()
+        return time.perf_counter() - started
+
+
+def compare(
+    label: str, a: Callable[[str], cdk.App], b: Callable[[str], cdk.App], repeat: int
+) -> tuple[float, float]:
+    synth_seconds(a)  # warm-up
+    synth_seconds(b)
+    times_a, times_b = [], []
+    for _ in range(repeat):
+        times_a.append(synth_seconds(a))
+        times_b.append(synth_seconds(b))
+    median_a, median_b = statistics.median(times_a), statistics.median(times_b)
+    print(f"| {label} | {median_a:.2f} s | {median_b:.2f} s | {median_a / median_b:.3f} |")
+    return median_a, median_b
+
+
+def ratio(repeat: int) -> None:
+    print("\n| consumers | SafeQueueConsumer | hand-wired | ratio |\n|---|---|---|---|")
+    for count in (1, 10, 50):
+        compare(
+            str(count),
+            lambda outdir, n=count: consumers_app(n, outdir=outdir),
+            lambda outdir, n=count: consumers_app(n, hand_wired=True, outdir=outdir),
+            repeat,
+        )
+
+
+def checks(repeat: int) -> None:
+    print("\n| mappings | with SafeQueueChecks | without | ratio |\n|---|---|---|---|")
+    for count in (50, 200):
+        compare(
+            str(count),
+            lambda outdir, n=count: consumers_app(n, checks=True, outdir=outdir),
+            lambda outdir, n=count: consumers_app(n, outdir=outdir),
+            repeat,
+        )
+
+
+def scale(repeat: int) -> None:
+    print("\n| consumers | layout | stacks | synth | per consumer |\n|---|---|---|---|---|")
+    for count in (50, 100, 200):
+        for split in (False, True):
+            times = [
+                synth_seconds(
+                    lambda outdir, n=count, s=split: consumers_app(
+                        n, checks=True, split=s, outdir=outdir
+                    )
+                )
+                for _ in range(repeat)
+            ]
+            median = statistics.median(times)
+            layout = "queues / functions split" if split else "group per stack"
+            stacks = (count + 39) // 40 * (2 if split else 1)
+            per_consumer = median / count * 1000
+            print(f"| {count} | {layout} | {stacks} | {median:.2f} s | {per_consumer:.0f} ms |")
+
+
+def resources() -> None:
+    with tempfile.TemporaryDirectory() as outdir:
+        consumers_app(1, outdir=outdir).synth()
+        template = json.loads((Path(outdir) / "Consumers0.template.json").read_text())
+    types = Counter(r["Type"] for r in template["Resources"].values())
+    print("\n| resource | per consumer + its function |\n|---|---|")
+    for kind, number in sorted(types.items()):
+        print(f"| {kind} | {number} |")
+    total = sum(types.values())
+    print(f"| total | {total} |  -> {500 // total} consumers per stack with their functions")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", choices=["ratio", "checks", "scale", "resources"])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    print(
+        f"{time.strftime('%Y-%m-%d')}, Python {platform.python_version()},"
+        f" aws-cdk-lib {version('aws-cdk-lib')}, {os.cpu_count()} cores, {platform.machine()}"
+    )
+    parts: dict[str, Callable[[], None]] = {
+        "resources": resources,
+        "ratio": lambda: ratio(args.repeat),
+        "checks": lambda: checks(args.repeat),
+        "scale": lambda: scale(max(1, args.repeat // 2)),
+    }
+    for name, part in parts.items():
+        if args.only in (None, name):
+            part()
+
+
+if __name__ == "__main__":
+    main()
