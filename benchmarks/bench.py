@@ -15,6 +15,8 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -37,6 +39,22 @@ def synth_seconds(build: Callable[[str], cdk.App]) -> float:
         return time.perf_counter() - started
 
 
+def process_seconds(*args: str) -> float:
+    """Wall time of a whole `python app.py`-like process: start, import, build, synth."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "benchmarks.run_app", *args], check=True)
+    return time.perf_counter() - started
+
+
+def compare_processes(label: str, a: list[str], b: list[str], repeat: int) -> None:
+    times_a, times_b = [], []
+    for _ in range(repeat):
+        times_a.append(process_seconds(*a))
+        times_b.append(process_seconds(*b))
+    median_a, median_b = statistics.median(times_a), statistics.median(times_b)
+    print(f"| {label} | {median_a:.2f} s | {median_b:.2f} s | {median_a / median_b:.3f} |")
+
+
 def compare(
     label: str, a: Callable[[str], cdk.App], b: Callable[[str], cdk.App], repeat: int
 ) -> tuple[float, float]:
@@ -52,6 +70,7 @@ def compare(
 
 
 def ratio(repeat: int) -> None:
+    print("\nIn one process, after warm-up (build + synth):")
     print("\n| consumers | SafeQueueConsumer | hand-wired | ratio |\n|---|---|---|---|")
     for count in (1, 10, 50):
         compare(
@@ -60,9 +79,14 @@ def ratio(repeat: int) -> None:
             lambda outdir, n=count: consumers_app(n, hand_wired=True, outdir=outdir),
             repeat,
         )
+    print("\nWhole process, as `cdk synth` runs the app (start + import + build + synth):")
+    print("\n| consumers | SafeQueueConsumer | hand-wired | ratio |\n|---|---|---|---|")
+    for count in (1, 50):
+        compare_processes(str(count), [str(count)], [str(count), "--hand-wired"], repeat)
 
 
 def checks(repeat: int) -> None:
+    print("\nIn one process, after warm-up (build + synth):")
     print("\n| mappings | with SafeQueueChecks | without | ratio |\n|---|---|---|---|")
     for count in (50, 200):
         compare(
@@ -71,6 +95,10 @@ def checks(repeat: int) -> None:
             lambda outdir, n=count: consumers_app(n, outdir=outdir),
             repeat,
         )
+    print("\nWhole process, as `cdk synth` runs the app:")
+    print("\n| mappings | with SafeQueueChecks | without | ratio |\n|---|---|---|---|")
+    for count in (50, 200):
+        compare_processes(str(count), [str(count), "--checks"], [str(count)], repeat)
 
 
 def scale(repeat: int) -> None:
@@ -104,9 +132,18 @@ def resources() -> None:
     print(f"| total | {total} |  -> {500 // total} consumers per stack with their functions")
 
 
+def suite() -> None:
+    """Wall time of the README's test command (set-up already done)."""
+    started = time.perf_counter()
+    subprocess.run(
+        ["scripts/test", "-q", "-p", "no:cacheprovider"], check=True, capture_output=True
+    )
+    print(f"\nFull test suite (`scripts/test`): {time.perf_counter() - started:.1f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--only", choices=["ratio", "checks", "scale", "resources"])
+    parser.add_argument("--only", choices=["ratio", "checks", "scale", "resources", "suite"])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     print(
@@ -118,6 +155,7 @@ def main() -> None:
         "ratio": lambda: ratio(args.repeat),
         "checks": lambda: checks(args.repeat),
         "scale": lambda: scale(max(1, args.repeat // 2)),
+        "suite": suite,
     }
     for name, part in parts.items():
         if args.only in (None, name):

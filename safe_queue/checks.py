@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsii
-from aws_cdk import Annotations, IAspect, Reference, Stack, Tokenization
+from aws_cdk import Annotations, CfnResource, IAspect, Reference, Stack, Tokenization
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import IConstruct
@@ -185,63 +185,86 @@ def _logical_ids(resolved: Any) -> Iterator[str]:
             yield from _logical_ids(item)
 
 
-def _function_timeout(mapping: lambda_.CfnEventSourceMapping) -> int | Unknown:
+def _props(resource: CfnResource) -> Mapping[str, Any]:
+    """Return a resource's final L1 properties (camelCase keys), in one call into jsii."""
+    return resource._cfn_properties
+
+
+def _function_timeout(mapping: lambda_.CfnEventSourceMapping, function_name: Any) -> int | Unknown:
     """Timeout of the mapping's function, following aliases and versions to the function."""
-    pending = _referenced(mapping, mapping.function_name)
+    pending = _referenced(mapping, function_name)
     for _ in range(3):  # alias -> version -> function at most
         for target in pending:
             if isinstance(target, lambda_.CfnFunction):
-                return _plain(target.timeout, _limits.FUNCTION_TIMEOUT_DEFAULT, "function Timeout")
+                return _plain(
+                    _props(target).get("timeout"),
+                    _limits.FUNCTION_TIMEOUT_DEFAULT,
+                    "function Timeout",
+                )
         pending = [
             nested
             for target in pending
             if isinstance(target, lambda_.CfnAlias | lambda_.CfnVersion)
-            for nested in _referenced(target, target.function_name)
+            for nested in _referenced(target, _props(target).get("functionName"))
         ]
-    return Unknown("the function's timeout", f"is unknown: {_describe(mapping.function_name)}")
+    return Unknown("the function's timeout", f"is unknown: {_describe(function_name)}")
 
 
-_NOT_SQS = ("starting_position", "topics", "queues", "self_managed_event_source")
+# Properties only stream, Kafka and MQ sources have.
+_NOT_SQS = (
+    "startingPosition",
+    "topics",
+    "queues",
+    "selfManagedEventSource",
+    "selfManagedKafkaEventSourceConfig",
+    "amazonManagedKafkaEventSourceConfig",
+    "documentDbEventSourceConfig",
+)
 
 
-def _source_queue(mapping: lambda_.CfnEventSourceMapping) -> sqs.CfnQueue | Unknown | None:
+def _source_queue(
+    mapping: lambda_.CfnEventSourceMapping, props: Mapping[str, Any]
+) -> sqs.CfnQueue | Unknown | None:
     """Return the mapping's queue; Unknown for one outside the app; None for other sources."""
-    arn = mapping.event_source_arn
+    arn = props.get("eventSourceArn")
     targets = _referenced(mapping, arn)
     queues = [t for t in targets if isinstance(t, sqs.CfnQueue)]
     if queues:
         return queues[0]
-    if targets or any(getattr(mapping, prop) is not None for prop in _NOT_SQS):
+    if targets or any(props.get(name) is not None for name in _NOT_SQS):
         return None  # a stream, Kafka or MQ source
     if isinstance(arn, str) and not _is_token(arn) and ":sqs:" not in arn:
         return None
     return Unknown("the queue's settings", f"are unknown: {_describe(arn)}")
 
 
+_QUEUE_FACTS = (
+    "visibility_timeout",
+    "retention_period",
+    "fifo",
+    "has_dead_letter_queue",
+    "max_receive_count",
+    "dead_letter_retention_period",
+)
+
+
 def _queue_facts(queue: sqs.CfnQueue | Unknown) -> dict[str, Fact]:
     if isinstance(queue, Unknown):
-        return dict.fromkeys(
-            (
-                "visibility_timeout",
-                "retention_period",
-                "fifo",
-                "has_dead_letter_queue",
-                "max_receive_count",
-                "dead_letter_retention_period",
-            ),
-            queue,
-        )
-    redrive = queue.redrive_policy
+        return dict.fromkeys(_QUEUE_FACTS, queue)
+    props = _props(queue)
+    redrive = props.get("redrivePolicy")
     facts: dict[str, Fact] = {
         "visibility_timeout": _plain(
-            queue.visibility_timeout, _limits.VISIBILITY_TIMEOUT_DEFAULT, "queue VisibilityTimeout"
+            props.get("visibilityTimeout"),
+            _limits.VISIBILITY_TIMEOUT_DEFAULT,
+            "queue VisibilityTimeout",
         ),
         "retention_period": _plain(
-            queue.message_retention_period,
+            props.get("messageRetentionPeriod"),
             _limits.RETENTION_DEFAULT,
             "queue MessageRetentionPeriod",
         ),
-        "fifo": bool(queue.fifo_queue),
+        "fifo": bool(props.get("fifoQueue")),
         "has_dead_letter_queue": redrive is not None,
         "max_receive_count": None,
         "dead_letter_retention_period": None,
@@ -263,7 +286,7 @@ def _queue_facts(queue: sqs.CfnQueue | Unknown) -> dict[str, Fact]:
     ]
     facts["dead_letter_retention_period"] = (
         _plain(
-            dead_letter[0].message_retention_period,
+            _props(dead_letter[0]).get("messageRetentionPeriod"),
             _limits.RETENTION_DEFAULT,
             "dead-letter queue MessageRetentionPeriod",
         )
@@ -273,31 +296,32 @@ def _queue_facts(queue: sqs.CfnQueue | Unknown) -> dict[str, Fact]:
     return facts
 
 
-def _owner(mapping: lambda_.CfnEventSourceMapping) -> IConstruct:
-    """Return the construct to annotate: the SafeQueueConsumer that built it, else the mapping."""
-    node = mapping.node
-    parent_path = node.path.rpartition("/")[0]  # the L2 EventSourceMapping around it
-    return consumer_of_mapping(node.root, parent_path) or mapping
-
-
 def mapping_findings(mapping: lambda_.CfnEventSourceMapping) -> tuple[IConstruct, list[Finding]]:
     """Return the construct to annotate and the findings for one L1 mapping (none if not SQS)."""
-    queue = _source_queue(mapping)
+    props = _props(mapping)
+    queue = _source_queue(mapping, props)
     if queue is None:
         return mapping, []
-    owner = _owner(mapping)
-    function_timeout = _function_timeout(mapping)
+    # annotate the SafeQueueConsumer that built the mapping, else the mapping itself
+    owner: IConstruct = (
+        consumer_of_mapping(props.get("eventSourceArn"), props.get("functionName")) or mapping
+    )
+    function_timeout = _function_timeout(mapping, props.get("functionName"))
     if isinstance(owner, SafeQueueConsumer) and isinstance(function_timeout, Unknown):
         # an imported function: the consumer was told its timeout
         function_timeout = int(owner.function_timeout.to_seconds())
-    response_types = mapping.function_response_types
+    response_types = props.get("functionResponseTypes")
     facts: dict[str, Fact] = {
         **_queue_facts(queue),
         "function_timeout": function_timeout,
         "batching_window": _plain(
-            mapping.maximum_batching_window_in_seconds, 0, "mapping MaximumBatchingWindowInSeconds"
+            props.get("maximumBatchingWindowInSeconds"),
+            0,
+            "mapping MaximumBatchingWindowInSeconds",
         ),
-        "batch_size": _plain(mapping.batch_size, _limits.BATCH_SIZE_DEFAULT, "mapping BatchSize"),
+        "batch_size": _plain(
+            props.get("batchSize"), _limits.BATCH_SIZE_DEFAULT, "mapping BatchSize"
+        ),
         "report_batch_item_failures": (
             Unknown("mapping FunctionResponseTypes", "is an unresolved token")
             if _is_token(response_types)

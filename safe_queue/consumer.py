@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from typing import Any
 
 import jsii
 from aws_cdk import Acknowledgment, Annotations, Duration, Stack, Validations
@@ -343,7 +344,6 @@ class _Scope:
     """Per-scope facts looked up once: each lookup is a call into jsii."""
 
     path: str
-    root: IConstruct
     validator: _FunctionTimeoutsUnchanged
 
 
@@ -353,24 +353,26 @@ _VALIDATORS: weakref.WeakKeyDictionary[Stack, _FunctionTimeoutsUnchanged] = (
 )
 
 
-# {root of the construct tree: {path of an EventSourceMapping: the consumer that built it}}.
-# Keyed by the Python objects of the root (an App made in Python keeps its identity) and
-# by paths: jsii hands out a new Python object each time for constructs made in JavaScript.
-_MAPPING_OWNERS: weakref.WeakKeyDictionary[IConstruct, dict[str, SafeQueueConsumer]] = (
-    weakref.WeakKeyDictionary()
+# {(queue ARN token, function name token): the consumer whose mapping joins them}. Token
+# strings are unique in the process and are what the mapping's L1 properties hold, so the
+# owner of a mapping is found without a call into jsii (which hands out a new Python object
+# for every construct made in JavaScript, so constructs cannot be the keys).
+_MAPPING_OWNERS: weakref.WeakValueDictionary[tuple[str, str], SafeQueueConsumer] = (
+    weakref.WeakValueDictionary()
 )
 
 
-def consumer_of_mapping(root: IConstruct, mapping_path: str) -> SafeQueueConsumer | None:
-    """Return the SafeQueueConsumer that built the ``EventSourceMapping`` at that path, if any."""
-    return _MAPPING_OWNERS.get(root, {}).get(mapping_path)
+def consumer_of_mapping(event_source_arn: Any, function_name: Any) -> SafeQueueConsumer | None:
+    """Return the SafeQueueConsumer that built the mapping with these L1 properties, if any."""
+    if not isinstance(event_source_arn, str) or not isinstance(function_name, str):
+        return None
+    return _MAPPING_OWNERS.get((event_source_arn, function_name))
 
 
 def _scope_of(scope: Construct) -> _Scope:
     known = _SCOPES.get(scope)
     if known is None:
-        node = scope.node
-        known = _SCOPES[scope] = _Scope(node.path, node.root, _validator_of(Stack.of(scope)))
+        known = _SCOPES[scope] = _Scope(scope.node.path, _validator_of(Stack.of(scope)))
     return known
 
 
@@ -565,7 +567,7 @@ class SafeQueueConsumer(Construct):
         # SqsEventSource adds the mapping as the function's newest child.
         self._mapping: lambda_.EventSourceMapping = function.node.children[-1]  # type: ignore[assignment]
         assert isinstance(self._mapping, lambda_.EventSourceMapping)
-        _MAPPING_OWNERS.setdefault(scope_facts.root, {})[self._mapping.node.path] = self
+        _MAPPING_OWNERS[(self.queue.queue_arn, function.function_name)] = self
         _acknowledge_false_positives(self.dead_letter_queue, self._mapping)
 
         self.dead_letter_alarm = cloudwatch.Alarm(
