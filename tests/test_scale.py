@@ -77,8 +77,9 @@ def test_a_stack_past_500_resources_fails_the_synth_with_cdks_error():
     with pytest.raises(RuntimeError) as raised:
         app.synth()
     message = str(raised.value)
+    assert message.startswith("TooManyResourcesInStack: ")
     assert re.search(
         r"Number of resources in stack 'Consumers0': 506 is greater than allowed maximum of 500",
         message,
     )
-    assert "AWS::SQS::Queue" in message
+    assert "AWS::SQS::Queue (92)" in message
