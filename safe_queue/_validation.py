@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from aws_cdk import Duration
 
-from safe_queue.rules import Finding
+from safe_queue.rules import Finding, Level
 
 
 class SafeQueueConfigError(ValueError):
@@ -103,5 +103,5 @@ class Bound:
 
 def raise_if_error(finding: Finding | None) -> None:
     """Raise a rule's error finding as :class:`SafeQueueConfigError`."""
-    if finding is not None and finding.level.value == "error":
+    if finding is not None and finding.level is Level.ERROR:
         raise SafeQueueConfigError(f"{finding.message} [{finding.rule_id}]")

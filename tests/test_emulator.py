@@ -52,6 +52,32 @@ class Synthesized:
     def logical_id(self, construct: Any) -> str:
         return self.stack.get_logical_id(construct.node.default_child)
 
+    def deploy(self, *, mappings: bool = False) -> dict[str, str]:
+        """Create the stack in moto; {logical id: physical id}. Mappings only on request."""
+        template = self.template if mappings else without_mappings(self.template)
+        return deploy(self.stack.stack_name, template)
+
+    def deploy_queues(self, *, mappings: bool = False) -> tuple[str, str]:
+        """Create the consumer's stack in moto; return its queue's and DLQ's URLs."""
+        assert self.consumer is not None
+        physical = self.deploy(mappings=mappings)
+        return (
+            physical[self.logical_id(self.consumer.queue)],
+            physical[self.logical_id(self.consumer.dead_letter_queue)],
+        )
+
+    def deploy_broken_queue(self) -> str:
+        """Create the seed's broken stack in moto; return its queue's URL."""
+        return self.deploy()[self.logical_id(self.stack.node.find_child("Work"))]
+
+
+def only_mapping() -> dict[str, Any]:
+    """The one event source mapping moto holds."""
+    client = boto3.client("lambda", region_name=REGION)
+    (mapping,) = client.list_event_source_mappings()["EventSourceMappings"]
+    result: dict[str, Any] = mapping
+    return result
+
 
 @pytest.fixture(scope="module")
 def synthesized() -> dict[str, Synthesized]:
@@ -176,9 +202,8 @@ def test_example_stack_deploys_with_the_derived_attributes(
     consumer = example.consumer
     assert consumer is not None
     # WHEN moto's CloudFormation creates it
-    physical = deploy("InvoiceRendering", example.template)
-    queue = queue_attributes(physical[example.logical_id(consumer.queue)])
-    dead_letter = queue_attributes(physical[example.logical_id(consumer.dead_letter_queue)])
+    queue_url, dead_letter_url = example.deploy_queues(mappings=True)
+    queue, dead_letter = queue_attributes(queue_url), queue_attributes(dead_letter_url)
     # THEN the live queues carry what the construct derived
     assert int(queue["VisibilityTimeout"]) == consumer.visibility_timeout.to_seconds() == 1082
     assert int(queue["MessageRetentionPeriod"]) == 4 * 86_400
@@ -189,9 +214,7 @@ def test_example_stack_deploys_with_the_derived_attributes(
     }
     assert "FifoQueue" not in queue
     # AND the mapping, as created, has the batch settings and partial batch failures
-    (mapping,) = boto3.client("lambda", region_name=REGION).list_event_source_mappings()[
-        "EventSourceMappings"
-    ]
+    mapping = only_mapping()
     assert mapping["EventSourceArn"] == queue["QueueArn"]
     assert mapping["BatchSize"] == 5
     assert mapping["MaximumBatchingWindowInSeconds"] == 2
@@ -204,18 +227,15 @@ def test_fifo_consumer_deploys_as_two_fifo_queues(
     fifo = synthesized["fifo"]
     consumer = fifo.consumer
     assert consumer is not None
-    physical = deploy("Fifo", fifo.template)
-    queue = queue_attributes(physical[fifo.logical_id(consumer.queue)])
-    dead_letter = queue_attributes(physical[fifo.logical_id(consumer.dead_letter_queue)])
+    queue_url, dead_letter_url = fifo.deploy_queues(mappings=True)
+    queue, dead_letter = queue_attributes(queue_url), queue_attributes(dead_letter_url)
     assert queue["FifoQueue"] == "true"
     assert queue["ContentBasedDeduplication"] == "true"
     assert dead_letter["FifoQueue"] == "true"
     assert queue["QueueArn"].endswith(".fifo")
     assert int(queue["VisibilityTimeout"]) == 180
     assert json.loads(queue["RedrivePolicy"])["deadLetterTargetArn"] == dead_letter["QueueArn"]
-    (mapping,) = boto3.client("lambda", region_name=REGION).list_event_source_mappings()[
-        "EventSourceMappings"
-    ]
+    mapping = only_mapping()
     assert mapping["BatchSize"] == 10
     assert "MaximumBatchingWindowInSeconds" not in mapping or (
         mapping["MaximumBatchingWindowInSeconds"] == 0
@@ -256,8 +276,7 @@ def test_broken_visibility_gives_a_slow_successful_message_twice(
 ):
     # GIVEN the broken pair: visibility 60 s, function timeout 180 s, a handler that succeeds
     broken = synthesized["broken"]
-    physical = deploy("SeedBroken", without_mappings(broken.template))
-    queue_url = physical[broken.logical_id(broken.stack.node.find_child("Work"))]
+    queue_url = broken.deploy_broken_queue()
     sent = send_invoices(queue_url, invoices)
     # WHEN Lambda's pollers work the queue for 10 minutes
     poller = seed_poller(clock, queue_url, seconds)
@@ -279,9 +298,7 @@ def test_derived_visibility_processes_every_message_exactly_once(
     # GIVEN the example app: the same 180 s function, visibility derived as 1082 s
     example = synthesized["example"]
     assert example.consumer is not None
-    physical = deploy("InvoiceRendering", without_mappings(example.template))
-    queue_url = physical[example.logical_id(example.consumer.queue)]
-    dead_letter_url = physical[example.logical_id(example.consumer.dead_letter_queue)]
+    queue_url, dead_letter_url = example.deploy_queues()
     sent = send_invoices(queue_url, invoices)
     # WHEN the same pollers work the queue for 10 minutes
     poller = seed_poller(clock, queue_url, seconds)
@@ -303,13 +320,12 @@ def test_idempotent_handler_absorbs_the_duplicate_delivery(
     example = synthesized["example"]
     assert example.consumer is not None
     assert example.consumer.idempotency_table is not None
-    tables = deploy("InvoiceRendering", without_mappings(example.template))
+    tables = example.deploy()
     table_name = tables[example.logical_id(example.consumer.idempotency_table)]
     monkeypatch.setenv("IDEMPOTENCY_TABLE_NAME", table_name)
     render_invoices._idempotent_render.cache_clear()
     broken = synthesized["broken"]
-    physical = deploy("SeedBroken", without_mappings(broken.template))
-    queue_url = physical[broken.logical_id(broken.stack.node.find_child("Work"))]
+    queue_url = broken.deploy_broken_queue()
     (message_id,) = send_invoices(queue_url, ["inv_4000_lines"])
     # WHEN the slow invoice is delivered twice
     poller = seed_poller(clock, queue_url, 90.0, handler=render_invoices.handler)
@@ -331,9 +347,7 @@ def run_poison_scenario(
 ) -> tuple[SimulatedSqsPoller, dict[str, str], str, str]:
     consumer = synthesized.consumer
     assert consumer is not None
-    physical = deploy(synthesized.stack.stack_name, without_mappings(synthesized.template))
-    queue_url = physical[synthesized.logical_id(consumer.queue)]
-    dead_letter_url = physical[synthesized.logical_id(consumer.dead_letter_queue)]
+    queue_url, dead_letter_url = synthesized.deploy_queues()
     sent = send_invoices(queue_url, [*GOOD[:4], POISON, *GOOD[4:]])
     poller = SimulatedSqsPoller(
         clock=clock,
