@@ -161,8 +161,11 @@ def _referenced(scope: IConstruct, value: Any) -> list[IConstruct]:
         ]
         if targets:
             return targets
+    # an alias's function name is an intrinsic over its Ref: find the Lambda resources by id
     stack = Stack.of(scope)
     logical_ids = set(_logical_ids(stack.resolve(value)))
+    if not logical_ids:
+        return []  # an import or a parameter
     return [
         child
         for child in stack.node.find_all()

@@ -398,7 +398,8 @@ class SafeQueueConsumer(Construct):
         Parent construct.
     id
         Construct id. Child ids (``Queue``, ``DeadLetterQueue``, ``DeadLetterAlarm``,
-        ``AgeAlarm``) are public API: they name the logical ids in the template.
+        ``AgeAlarm``, ``IdempotencyTable``) are public API: they name the logical ids in
+        the template.
     function
         The consumer. Its timeout is read from it (a ``Function``, or an ``Alias`` or
         ``Version`` of one); a ``Function`` without a timeout has Lambda's default, 3 s.
