@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,13 @@ from safe_queue._validation import (
 __all__ = ["SafeQueueConsumer", "derive_visibility_timeout"]
 
 _ONE_MINUTE = Duration.minutes(1)
+
+
+@functools.cache
+def _seconds(seconds: int) -> Duration:
+    """Return a shared ``Duration`` (immutable): creating one is a call into jsii."""
+    return Duration.seconds(seconds)
+
 
 # What Powertools' DynamoDBPersistenceLayer calls, and nothing more.
 IDEMPOTENCY_ACTIONS = (
@@ -103,7 +111,7 @@ def derive_visibility_timeout(
     """
     timeout = _FUNCTION_TIMEOUT.check(whole_seconds("function_timeout", function_timeout))
     window = _window_seconds(max_batching_window)
-    return Duration.seconds(rules.recommended_visibility_timeout(timeout, window))
+    return _seconds(rules.recommended_visibility_timeout(timeout, window))
 
 
 def _optional_seconds(setting: str, value: Duration | None) -> int | None:
@@ -535,7 +543,7 @@ class SafeQueueConsumer(Construct):
             self,
             "DeadLetterQueue",
             fifo=fifo_or_none,
-            retention_period=Duration.seconds(plan.dead_letter_retention_period),
+            retention_period=_seconds(plan.dead_letter_retention_period),
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
         )
@@ -545,8 +553,8 @@ class SafeQueueConsumer(Construct):
             "Queue",
             fifo=fifo_or_none,
             content_based_deduplication=True if content_based_deduplication else None,
-            visibility_timeout=Duration.seconds(plan.visibility_timeout),
-            retention_period=Duration.seconds(plan.retention_period),
+            visibility_timeout=_seconds(plan.visibility_timeout),
+            retention_period=_seconds(plan.retention_period),
             dead_letter_queue=sqs.DeadLetterQueue(
                 queue=self.dead_letter_queue, max_receive_count=plan.max_receive_count
             ),
@@ -557,9 +565,7 @@ class SafeQueueConsumer(Construct):
         self.event_source = event_sources.SqsEventSource(
             self.queue,
             batch_size=plan.batch_size,
-            max_batching_window=(
-                Duration.seconds(plan.batching_window) if plan.batching_window else None
-            ),
+            max_batching_window=(_seconds(plan.batching_window) if plan.batching_window else None),
             max_concurrency=plan.max_concurrency,
             report_batch_item_failures=report_batch_item_failures,
         )
@@ -628,19 +634,19 @@ class SafeQueueConsumer(Construct):
     @property
     def function_timeout(self) -> Duration:
         """The function timeout the queue was derived from."""
-        return Duration.seconds(self._plan.function_timeout)
+        return _seconds(self._plan.function_timeout)
 
     @property
     def visibility_timeout(self) -> Duration:
         """The source queue's visibility timeout (derived, or the override)."""
-        return Duration.seconds(self._plan.visibility_timeout)
+        return _seconds(self._plan.visibility_timeout)
 
     @property
     def max_time_to_dead_letter(self) -> Duration:
         """Worst case before a failing message reaches the DLQ: max_receive_count x visibility."""
-        return Duration.seconds(self._plan.max_time_to_dead_letter)
+        return _seconds(self._plan.max_time_to_dead_letter)
 
     @property
     def max_message_age(self) -> Duration:
         """The age alarm's threshold (given, or derived)."""
-        return Duration.seconds(self._plan.max_message_age)
+        return _seconds(self._plan.max_message_age)
