@@ -356,3 +356,21 @@ def test_the_example_app_applies_the_checks_and_passes_them(monkeypatch: pytest.
     assert any(isinstance(aspect, SafeQueueChecks) for aspect in Aspects.of(app).all)
     (stack,) = [c for c in app.node.children if isinstance(c, cdk.Stack)]
     assert findings(stack) == {}
+
+
+def test_consumer_in_one_stack_with_its_function_in_another_gives_one_verdict():
+    # GIVEN the consumer's queues in one stack and its function (so the mapping) in another
+    app = checked_app()
+    queues, functions = cdk.Stack(app, "Queues"), cdk.Stack(app, "Functions")
+    consumer = SafeQueueConsumer(
+        queues,
+        "Consumer",
+        function=make_function(functions, "Fn", S(180)),
+        visibility_timeout=S(600),
+    )
+    # THEN the checks find the mapping's owner across stacks: one warning, on the consumer
+    assert findings(functions) == {}
+    assert [rule for rule, _ in findings(queues)["warning"]] == [
+        "safe-queue:visibility-below-guidance"
+    ]
+    assert len([m for m in consumer.node.metadata if m.type == "aws:cdk:warning"]) == 1

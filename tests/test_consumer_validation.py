@@ -319,3 +319,21 @@ def test_derive_visibility_timeout_refuses_out_of_range_inputs(
 def test_derive_visibility_timeout_extremes_stay_under_the_12_hour_cap():
     assert derive_visibility_timeout(S(1)).to_seconds() == 6
     assert derive_visibility_timeout(S(900), S(300)).to_seconds() == 5700
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"batch_size": 5.5}, "batch_size is 5.5; it must be a whole number"),
+        ({"batch_size": True}, "batch_size is True; it must be a whole number"),
+        ({"max_receive_count": "5"}, "max_receive_count is '5'; it must be a whole number"),
+    ],
+)
+def test_counts_must_be_whole_numbers(props: dict[str, Any], message: str):
+    assert message in refused(60, **props)
+
+
+def test_a_whole_float_count_is_accepted_as_an_int():
+    mapping = build(60, batch_size=5.0)._mapping.node.default_child
+    assert isinstance(mapping, lambda_.CfnEventSourceMapping)
+    assert mapping.batch_size == 5
