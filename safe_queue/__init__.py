@@ -1,13 +1,22 @@
 """safe_queue: SQS -> Lambda consumers that cannot process a message twice by misconfiguration.
 
 ``SafeQueueConsumer`` derives the queue's settings from the consuming function;
-``derive_visibility_timeout`` is the formula on its own; ``SafeQueueChecks`` is an Aspect
-that checks every SQS -> Lambda mapping of an app, however it was built.
+``derive_visibility_timeout`` is the formula on its own; ``SafeQueueChecks`` checks every
+SQS -> Lambda mapping of a CDK app. The CDK names are resolved lazily, so the CDK-free
+parts (:mod:`safe_queue.engine`, :mod:`safe_queue.runtime`, the ``safe-queue`` command)
+import neither ``aws_cdk``, ``constructs`` nor ``jsii``.
 """
 
-from safe_queue._validation import SafeQueueConfigError
-from safe_queue.checks import SafeQueueChecks
-from safe_queue.consumer import SafeQueueConsumer, derive_visibility_timeout
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from safe_queue.errors import SafeQueueConfigError
+
+if TYPE_CHECKING:
+    from safe_queue.cdk.checks import SafeQueueChecks
+    from safe_queue.cdk.consumer import SafeQueueConsumer, derive_visibility_timeout
 
 __all__ = [
     "SafeQueueChecks",
@@ -17,3 +26,23 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# Public CDK names and the module that defines each; imported on first use.
+_LAZY = {
+    "SafeQueueChecks": "safe_queue.cdk.checks",
+    "SafeQueueConsumer": "safe_queue.cdk.consumer",
+    "derive_visibility_timeout": "safe_queue.cdk.consumer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'safe_queue' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -112,8 +112,8 @@ def test_seed_incident_configuration_is_an_error():
     found = findings(stack)
     assert [rule for rule, _ in found["error"]] == ["safe-queue:visibility-below-function-timeout"]
     (_, message), *_ = found["error"]
-    assert "visibility_timeout 60 s is below the function timeout 180 s" in message
-    assert "6 x function timeout 180 s + batching window 2 s = 1082 s" in message
+    assert "VisibilityTimeout 60 s is below the function Timeout 180 s" in message
+    assert "6 x function Timeout 180 s + MaximumBatchingWindowInSeconds 2 s = 1082 s" in message
     assert "warning" not in found  # below the function timeout, the guidance warning is moot
 
 
@@ -132,7 +132,8 @@ RULE_CASES = [
     ("no DLQ", {"dead_letter": False}, {("warning", "safe-queue:no-dead-letter-queue")}),
     ("maxReceiveCount 4", {"max_receive_count": 4}, {("warning", "safe-queue:max-receive-count-below-guidance")}),
     ("maxReceiveCount 5", {"max_receive_count": 5}, set()),
-    ("DLQ retention equal (standard)", {"retention": 4 * DAY, "dead_letter_retention": 4 * DAY}, {("error", "safe-queue:dead-letter-retention-too-short")}),
+    ("DLQ retention equal (standard)", {"retention": 4 * DAY, "dead_letter_retention": 4 * DAY}, {("warning", "safe-queue:dead-letter-retention-too-short")}),
+    ("DLQ retention 1 s shorter (standard)", {"retention": 4 * DAY, "dead_letter_retention": 4 * DAY - 1}, {("error", "safe-queue:dead-letter-retention-too-short")}),
     ("DLQ retention 1 s longer", {"retention": 4 * DAY, "dead_letter_retention": 4 * DAY + 1}, set()),
     ("DLQ retention equal (FIFO)", {"fifo": True, "window": 0, "retention": 4 * DAY, "dead_letter_retention": 4 * DAY}, set()),
     ("retention 1 s below budget", {"retention": 5 * 1110 - 1}, {("error", "safe-queue:retention-below-retry-budget")}),
@@ -178,7 +179,10 @@ def test_function_timeout_changed_through_the_cfn_function_is_seen():
     cfn_function.timeout = 900  # raised after the queue was sized for 180 s
     found = findings(stack)
     assert ids(stack) == {("warning", "safe-queue:visibility-below-guidance")}
-    assert "function timeout 900 s + batching window 2 s = 5402 s" in found["warning"][0][1]
+    assert (
+        "function Timeout 900 s + MaximumBatchingWindowInSeconds 2 s = 5402 s"
+        in found["warning"][0][1]
+    )
 
 
 def test_l1_only_wiring_is_checked():
@@ -225,7 +229,7 @@ def test_unknown_values_get_an_info_not_a_guess():
     ((rule, message),) = found["info"]
     assert rule == "safe-queue:unchecked"
     assert "queue VisibilityTimeout is an unresolved token" in message
-    assert "visibility_covers_function_timeout" in message
+    assert "safe-queue:visibility-below-function-timeout" in message
 
 
 def test_imported_queue_gets_an_info():
@@ -320,8 +324,8 @@ def test_consumer_fails_synth_when_its_function_timeout_is_changed_afterwards():
     with pytest.raises(RuntimeError) as raised:
         app.synth()
     message = str(raised.value)
-    assert "now has a timeout of 900 s" in message
-    assert "derived its queue from 180 s" in message
+    assert "Timeout is now 900 s" in message
+    assert "derived the queue from 180 s" in message
     assert "safe-queue:function-timeout-changed" in message
 
 
@@ -336,7 +340,7 @@ def test_consumer_queue_visibility_changed_afterwards_is_an_error_on_the_consume
         app.synth()
     errors = [str(e.data) for e in consumer.node.metadata if e.type == "aws:cdk:error"]
     assert len(errors) == 1
-    assert "visibility_timeout 60 s is below the function timeout 180 s" in errors[0]
+    assert "VisibilityTimeout 60 s is below the function Timeout 180 s" in errors[0]
     assert "[safe-queue:visibility-below-function-timeout]" in errors[0]
 
 

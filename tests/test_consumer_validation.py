@@ -157,23 +157,36 @@ BOUNDARIES = [
     (
         "dead-letter retention longer than source (standard)",
         60,
-        {"retention_period": S(4 * DAY), "dead_letter_retention_period": S(4 * DAY + 1)},
+        # equal is accepted with a warning (test_consumer_warnings); shorter is refused
         {"retention_period": S(4 * DAY), "dead_letter_retention_period": S(4 * DAY)},
-        ["retention_period 345600 s is not longer", "safe-queue:dead-letter-retention-too-short"],
+        {"retention_period": S(4 * DAY), "dead_letter_retention_period": S(4 * DAY - 1)},
+        [
+            "MessageRetentionPeriod 345599 s is shorter than the source queue's 345600 s",
+            "props: dead_letter_retention_period, retention_period",
+            "safe-queue:dead-letter-retention-too-short",
+        ],
     ),
     (
         "retention covers max_time_to_dead_letter",
         180,
         {"max_batching_window": S(2), "retention_period": S(5410)},
         {"max_batching_window": S(2), "retention_period": S(5409)},
-        ["retention_period 5409 s", "5 x visibility_timeout 1082 s = 5410 s"],
+        [
+            "MessageRetentionPeriod 5409 s",
+            "maxReceiveCount 5 x VisibilityTimeout 1082 s = 5410 s",
+            "props: retention_period, max_receive_count",
+        ],
     ),
     (
         "visibility_timeout not below the function timeout",
         180,
         {"visibility_timeout": S(180)},
         {"visibility_timeout": S(179)},
-        ["visibility_timeout 179 s is below the function timeout 180 s", "1080 s"],
+        [
+            "VisibilityTimeout 179 s is below the function Timeout 180 s",
+            "1080 s",
+            "props: raise visibility_timeout",
+        ],
     ),
     (
         "visibility_timeout max 12 h",

@@ -32,17 +32,26 @@ def test_the_derived_configuration_has_no_warnings():
         (
             {"visibility_timeout": S(1081), "max_batching_window": S(2)},
             "safe-queue:visibility-below-guidance",
-            ["visibility_timeout 1081 s", "6 x function timeout 180 s + batching window 2 s"],
+            [
+                "VisibilityTimeout 1081 s",
+                "6 x function Timeout 180 s + MaximumBatchingWindowInSeconds 2 s",
+                "props: omit visibility_timeout",
+            ],
         ),
         (
             {"max_receive_count": 4},
             "safe-queue:max-receive-count-below-guidance",
-            ["max_receive_count is 4"],
+            ["maxReceiveCount is 4", "props: max_receive_count"],
         ),
         (
             {"report_batch_item_failures": False, "batch_size": 2},
             "safe-queue:no-report-batch-item-failures",
-            ["batch_size is 2"],
+            ["BatchSize is 2", "props: report_batch_item_failures=True"],
+        ),
+        (
+            {"retention_period": S(4 * 86400), "dead_letter_retention_period": S(4 * 86400)},
+            "safe-queue:dead-letter-retention-too-short",
+            ["MessageRetentionPeriod 345600 s is the same as the source queue's 345600 s"],
         ),
     ],
 )

@@ -9,8 +9,8 @@ them and errors fail it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 import jsii
@@ -19,99 +19,21 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import IConstruct
 
-from safe_queue import _limits, rules
-from safe_queue._validation import is_number_token
-from safe_queue.consumer import SafeQueueConsumer, consumer_of_mapping
-from safe_queue.rules import Finding, Level
-
-__all__ = ["SafeQueueChecks", "Unknown", "evaluate_mapping"]
-
-UNCHECKED = "safe-queue:unchecked"
-
-
-@dataclass(frozen=True)
-class Unknown:
-    """A value that cannot be known at synth time, and why."""
-
-    what: str
-    why: str
-
-
-Fact = int | bool | Unknown | None
-"""A rule input: a plain value, :class:`Unknown`, or ``None`` when it does not apply."""
-
-# Each rule with the facts it reads; the fact names are the rules' keyword arguments.
-_RULES: tuple[tuple[Callable[..., Finding | None], tuple[str, ...]], ...] = (
-    (
-        rules.visibility_covers_function_timeout,
-        ("visibility_timeout", "function_timeout", "batching_window"),
-    ),
-    (
-        rules.visibility_meets_guidance,
-        ("visibility_timeout", "function_timeout", "batching_window"),
-    ),
-    (rules.dead_letter_queue_configured, ("has_dead_letter_queue",)),
-    (rules.max_receive_count_meets_guidance, ("max_receive_count",)),
-    (
-        rules.dead_letter_retention_exceeds_source,
-        ("fifo", "retention_period", "dead_letter_retention_period"),
-    ),
-    (
-        rules.retention_covers_retries,
-        ("retention_period", "max_receive_count", "visibility_timeout"),
-    ),
-    (rules.batch_failures_reported, ("batch_size", "report_batch_item_failures")),
+from safe_queue.cdk._values import is_number_token
+from safe_queue.cdk.consumer import SafeQueueConsumer, consumer_of_mapping
+from safe_queue.cdk.plan import with_prop_hint
+from safe_queue.engine import (
+    Finding,
+    FunctionFacts,
+    Level,
+    MappingFacts,
+    QueueFacts,
+    RedriveFacts,
+    Unknown,
+    evaluate,
 )
 
-
-def evaluate_mapping(facts: Mapping[str, Fact]) -> list[Finding]:
-    """Apply every rule to one mapping's facts. Pure.
-
-    A rule whose inputs include ``None`` does not apply (the dead-letter rules on a queue
-    without one); a rule whose inputs include an :class:`Unknown` is skipped, and one
-    ``info`` finding (``safe-queue:unchecked``) says what could not be checked and why.
-
-    Examples
-    --------
-    >>> facts = dict(visibility_timeout=60, function_timeout=180, batching_window=2,
-    ...     has_dead_letter_queue=True, max_receive_count=5, fifo=False,
-    ...     retention_period=345600, dead_letter_retention_period=1209600,
-    ...     batch_size=5, report_batch_item_failures=True)
-    >>> [f.rule_id for f in evaluate_mapping(facts)]
-    ['safe-queue:visibility-below-function-timeout']
-    >>> facts["function_timeout"] = Unknown("function timeout", "the function is imported")
-    >>> [(f.rule_id, f.level.value) for f in evaluate_mapping(facts)]
-    [('safe-queue:unchecked', 'info')]
-    """
-    findings: list[Finding] = []
-    unknown: dict[Unknown, list[str]] = {}
-    for rule, names in _RULES:
-        args = {name: facts[name] for name in names}
-        missing = [value for value in args.values() if isinstance(value, Unknown)]
-        if any(value is None for value in args.values()):
-            continue
-        if missing:
-            for value in missing:
-                unknown.setdefault(value, []).append(rule.__name__)
-            continue
-        finding = rule(**args)
-        if finding is not None:
-            findings.append(finding)
-    if unknown:
-        details = "; ".join(
-            f"{value.what} {value.why} (skipped: {', '.join(skipped)})"
-            for value, skipped in unknown.items()
-        )
-        findings.append(
-            Finding(
-                UNCHECKED,
-                Level.INFO,
-                f"Not checked, because a value is not known at synth time: {details}. Fix:"
-                " define the queue and the function in this CDK app with plain values, or"
-                " check these settings by hand.",
-            )
-        )
-    return findings
+__all__ = ["SafeQueueChecks"]
 
 
 def _describe(reference: Any) -> str:
@@ -138,9 +60,10 @@ def _is_token(value: Any) -> bool:
     return True
 
 
-def _plain(value: Any, default: int, what: str) -> int | Unknown:
+def _plain(value: Any, what: str) -> int | Unknown | None:
+    """Return a plain value, ``None`` when unset (the engine applies AWS's default)."""
     if value is None:
-        return default
+        return None
     if _is_token(value):
         return Unknown(what, "is an unresolved token (a parameter, import or reference)")
     return int(value)
@@ -193,7 +116,9 @@ def _props(resource: CfnResource) -> Mapping[str, Any]:
     return resource._cfn_properties
 
 
-def _function_timeout(mapping: lambda_.CfnEventSourceMapping, function_name: Any) -> int | Unknown:
+def _function_timeout(
+    mapping: lambda_.CfnEventSourceMapping, function_name: Any
+) -> int | Unknown | None:
     """Timeout of the mapping's function, following aliases and versions to the function."""
     pending = _referenced(mapping, function_name)
     for _ in range(3):  # alias -> version -> function at most
@@ -201,7 +126,6 @@ def _function_timeout(mapping: lambda_.CfnEventSourceMapping, function_name: Any
             if isinstance(target, lambda_.CfnFunction):
                 return _plain(
                     _props(target).get("timeout"),
-                    _limits.FUNCTION_TIMEOUT_DEFAULT,
                     "function Timeout",
                 )
         pending = [
@@ -241,62 +165,43 @@ def _source_queue(
     return Unknown("the queue's settings", f"are unknown: {_describe(arn)}")
 
 
-_QUEUE_FACTS = (
-    "visibility_timeout",
-    "retention_period",
-    "fifo",
-    "has_dead_letter_queue",
-    "max_receive_count",
-    "dead_letter_retention_period",
-)
-
-
-def _queue_facts(queue: sqs.CfnQueue | Unknown) -> dict[str, Fact]:
-    if isinstance(queue, Unknown):
-        return dict.fromkeys(_QUEUE_FACTS, queue)
+def _queue_facts(queue: sqs.CfnQueue) -> QueueFacts:
     props = _props(queue)
     redrive = props.get("redrivePolicy")
-    facts: dict[str, Fact] = {
-        "visibility_timeout": _plain(
-            props.get("visibilityTimeout"),
-            _limits.VISIBILITY_TIMEOUT_DEFAULT,
-            "queue VisibilityTimeout",
+    facts = QueueFacts(
+        name=queue.node.path,
+        visibility_timeout=_plain(props.get("visibilityTimeout"), "queue VisibilityTimeout"),
+        retention_period=_plain(
+            props.get("messageRetentionPeriod"), "queue MessageRetentionPeriod"
         ),
-        "retention_period": _plain(
-            props.get("messageRetentionPeriod"),
-            _limits.RETENTION_DEFAULT,
-            "queue MessageRetentionPeriod",
-        ),
-        "fifo": bool(props.get("fifoQueue")),
-        "has_dead_letter_queue": redrive is not None,
-        "max_receive_count": None,
-        "dead_letter_retention_period": None,
-    }
+        fifo=bool(props.get("fifoQueue")),
+    )
     if redrive is None:
         return facts
     if not isinstance(redrive, dict):
-        facts["max_receive_count"] = facts["dead_letter_retention_period"] = Unknown(
-            "queue RedrivePolicy", "is an unresolved token"
-        )
-        return facts
-    facts["max_receive_count"] = _plain(
-        redrive.get("maxReceiveCount"), 0, "RedrivePolicy maxReceiveCount"
-    )
+        return replace(facts, redrive=Unknown("queue RedrivePolicy", "is an unresolved token"))
+    max_receive_count = _plain(redrive.get("maxReceiveCount"), "RedrivePolicy maxReceiveCount")
     dead_letter = [
         t
         for t in _referenced(queue, redrive.get("deadLetterTargetArn"))
         if isinstance(t, sqs.CfnQueue)
     ]
-    facts["dead_letter_retention_period"] = (
-        _plain(
-            _props(dead_letter[0]).get("messageRetentionPeriod"),
-            _limits.RETENTION_DEFAULT,
-            "dead-letter queue MessageRetentionPeriod",
-        )
-        if dead_letter
-        else Unknown("the dead-letter queue", "is not defined in this app")
+    return replace(
+        facts,
+        redrive=RedriveFacts(
+            Unknown("RedrivePolicy maxReceiveCount", "is missing")
+            if max_receive_count is None
+            else max_receive_count,
+            QueueFacts(
+                retention_period=_plain(
+                    _props(dead_letter[0]).get("messageRetentionPeriod"),
+                    "dead-letter queue MessageRetentionPeriod",
+                )
+            )
+            if dead_letter
+            else Unknown("the dead-letter queue", "is not defined in this app"),
+        ),
     )
-    return facts
 
 
 def mapping_findings(mapping: lambda_.CfnEventSourceMapping) -> tuple[IConstruct, list[Finding]]:
@@ -314,24 +219,20 @@ def mapping_findings(mapping: lambda_.CfnEventSourceMapping) -> tuple[IConstruct
         # an imported function: the consumer was told its timeout
         function_timeout = int(owner.function_timeout.to_seconds())
     response_types = props.get("functionResponseTypes")
-    facts: dict[str, Fact] = {
-        **_queue_facts(queue),
-        "function_timeout": function_timeout,
-        "batching_window": _plain(
-            props.get("maximumBatchingWindowInSeconds"),
-            0,
-            "mapping MaximumBatchingWindowInSeconds",
+    facts = MappingFacts(
+        queue=queue if isinstance(queue, Unknown) else _queue_facts(queue),
+        function=FunctionFacts(timeout=function_timeout),
+        batching_window=_plain(
+            props.get("maximumBatchingWindowInSeconds"), "mapping MaximumBatchingWindowInSeconds"
         ),
-        "batch_size": _plain(
-            props.get("batchSize"), _limits.BATCH_SIZE_DEFAULT, "mapping BatchSize"
-        ),
-        "report_batch_item_failures": (
+        batch_size=_plain(props.get("batchSize"), "mapping BatchSize"),
+        report_batch_item_failures=(
             Unknown("mapping FunctionResponseTypes", "is an unresolved token")
             if _is_token(response_types)
             else "ReportBatchItemFailures" in (response_types or [])
         ),
-    }
-    return owner, evaluate_mapping(facts)
+    )
+    return owner, evaluate(facts)
 
 
 @jsii.implements(IAspect)
@@ -357,6 +258,8 @@ class SafeQueueChecks:
         if not isinstance(node, lambda_.CfnEventSourceMapping):
             return
         owner, findings = mapping_findings(node)
+        if isinstance(owner, SafeQueueConsumer):  # the consumer's words, as in its own warnings
+            findings = [with_prop_hint(f) for f in findings]
         annotations = Annotations.of(owner)
         for finding in findings:
             if finding.level is Level.ERROR:

@@ -18,67 +18,30 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct, IValidation
 
-from safe_queue import _limits, rules
-from safe_queue._validation import (
-    Bound,
-    SafeQueueConfigError,
-    plain_number,
-    raise_if_error,
-    whole_seconds,
-)
+from safe_queue.cdk import plan as planning
+from safe_queue.cdk._values import plain_number, whole_seconds
+from safe_queue.cdk.function import function_timeout as read_function_timeout
+from safe_queue.cdk.function import underlying_function
+from safe_queue.cdk.idempotency import IDEMPOTENCY_TABLE_ENV, idempotency_table
+from safe_queue.engine import limits
+from safe_queue.engine.rules import function_timeout_unchanged, recommended_visibility_timeout
+from safe_queue.errors import SafeQueueConfigError
 
 __all__ = ["SafeQueueConsumer", "derive_visibility_timeout"]
 
 _ONE_MINUTE = Duration.minutes(1)
+
+# Metadata on the source queue's AWS::SQS::Queue resource, read by the template checks
+# (``safe-queue check``, the CDK plugin): the timeout the queue was derived from (drift),
+# and the rules this construct already reported as annotations (one verdict per rule).
+DERIVED_FUNCTION_TIMEOUT_METADATA = "safe-queue:derived-function-timeout"
+REPORTED_METADATA = "safe-queue:reported"
 
 
 @functools.cache
 def _seconds(seconds: int) -> Duration:
     """Return a shared ``Duration`` (immutable): creating one is a call into jsii."""
     return Duration.seconds(seconds)
-
-
-# What Powertools' DynamoDBPersistenceLayer calls, and nothing more.
-IDEMPOTENCY_ACTIONS = (
-    "dynamodb:GetItem",
-    "dynamodb:PutItem",
-    "dynamodb:UpdateItem",
-    "dynamodb:DeleteItem",
-)
-IDEMPOTENCY_TABLE_ENV = "IDEMPOTENCY_TABLE_NAME"
-
-
-# The allowed range of every numeric prop: AWS's own limits (see _limits for sources).
-_FUNCTION_TIMEOUT = Bound(
-    "function timeout",
-    _limits.FUNCTION_TIMEOUT_MIN,
-    _limits.FUNCTION_TIMEOUT_MAX,
-    " s",
-    "(Lambda's limit; the function's `timeout`, or `function_timeout`)",
-)
-_BATCHING_WINDOW = Bound("max_batching_window", 0, _limits.BATCHING_WINDOW_MAX, " s")
-_BATCH_SIZE_FIFO = Bound("batch_size", 1, _limits.BATCH_SIZE_MAX_FIFO, note="on a FIFO queue")
-_BATCH_SIZE_WITH_WINDOW = Bound(
-    "batch_size", 1, _limits.BATCH_SIZE_MAX_STANDARD, note="with a max_batching_window"
-)
-_BATCH_SIZE_WITHOUT_WINDOW = Bound(
-    "batch_size",
-    1,
-    _limits.BATCH_SIZE_MAX_WITHOUT_WINDOW,
-    note="without max_batching_window (1..10000 with a max_batching_window of at least 1 s,"
-    " standard queues only)",
-)
-_MAX_CONCURRENCY = Bound(
-    "max_concurrency", _limits.MAX_CONCURRENCY_MIN, _limits.MAX_CONCURRENCY_MAX
-)
-_MAX_RECEIVE_COUNT = Bound(
-    "max_receive_count", _limits.MAX_RECEIVE_COUNT_MIN, _limits.MAX_RECEIVE_COUNT_MAX
-)
-_RETENTION = Bound("retention_period", _limits.RETENTION_MIN, _limits.RETENTION_MAX, " s")
-_DEAD_LETTER_RETENTION = Bound(
-    "dead_letter_retention_period", _limits.RETENTION_MIN, _limits.RETENTION_MAX, " s"
-)
-_VISIBILITY_TIMEOUT = Bound("visibility_timeout", 0, _limits.VISIBILITY_TIMEOUT_MAX, " s")
 
 
 def derive_visibility_timeout(
@@ -109,9 +72,9 @@ def derive_visibility_timeout(
     >>> derive_visibility_timeout(Duration.minutes(1)).to_seconds()
     360
     """
-    timeout = _FUNCTION_TIMEOUT.check(whole_seconds("function_timeout", function_timeout))
+    timeout = planning.FUNCTION_TIMEOUT.check(whole_seconds("function_timeout", function_timeout))
     window = _window_seconds(max_batching_window)
-    return _seconds(rules.recommended_visibility_timeout(timeout, window))
+    return _seconds(recommended_visibility_timeout(timeout, window))
 
 
 def _optional_seconds(setting: str, value: Duration | None) -> int | None:
@@ -120,177 +83,7 @@ def _optional_seconds(setting: str, value: Duration | None) -> int | None:
 
 def _window_seconds(max_batching_window: Duration | None) -> int:
     window = _optional_seconds("max_batching_window", max_batching_window) or 0
-    return _BATCHING_WINDOW.check(window)
-
-
-def _batch_size_bound(*, fifo: bool, batching_window: int) -> Bound:
-    if fifo:
-        return _BATCH_SIZE_FIFO
-    return _BATCH_SIZE_WITH_WINDOW if batching_window > 0 else _BATCH_SIZE_WITHOUT_WINDOW
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """Every number the construct synthesizes, in whole seconds; validated."""
-
-    function_timeout: int
-    batching_window: int
-    batch_size: int
-    max_concurrency: int | None
-    max_receive_count: int
-    retention_period: int
-    dead_letter_retention_period: int
-    visibility_timeout: int
-    max_message_age: int
-    warnings: tuple[rules.Finding, ...]
-
-    @property
-    def max_time_to_dead_letter(self) -> int:
-        return self.max_receive_count * self.visibility_timeout
-
-
-def _plan(
-    *,
-    function_timeout: int,
-    batch_size: int,
-    batching_window: int,
-    max_concurrency: int | None,
-    max_receive_count: int,
-    retention_period: int,
-    dead_letter_retention_period: int,
-    visibility_timeout: int | None,
-    report_batch_item_failures: bool,
-    fifo: bool,
-    content_based_deduplication: bool,
-    max_message_age: int | None,
-) -> _Plan:
-    """Validate the props (plain values) and derive the rest. Pure: no constructs."""
-    _FUNCTION_TIMEOUT.check(function_timeout)
-    _BATCHING_WINDOW.check(batching_window)
-    if fifo and batching_window > 0:
-        raise SafeQueueConfigError(
-            f"max_batching_window is {batching_window} s on a FIFO queue; Lambda supports no"
-            " batching window for FIFO queues. Fix: omit max_batching_window, or use fifo=False."
-        )
-    if content_based_deduplication and not fifo:
-        raise SafeQueueConfigError(
-            "content_based_deduplication is True on a standard queue; it exists only on FIFO"
-            " queues. Fix: set fifo=True, or drop content_based_deduplication."
-        )
-    _batch_size_bound(fifo=fifo, batching_window=batching_window).check(batch_size)
-    if max_concurrency is not None:
-        _MAX_CONCURRENCY.check(max_concurrency)
-    _MAX_RECEIVE_COUNT.check(max_receive_count)
-    _RETENTION.check(retention_period)
-    _DEAD_LETTER_RETENTION.check(dead_letter_retention_period)
-    raise_if_error(
-        rules.dead_letter_retention_exceeds_source(
-            fifo=fifo,
-            retention_period=retention_period,
-            dead_letter_retention_period=dead_letter_retention_period,
-        )
-    )
-    if visibility_timeout is None:
-        visibility_timeout = rules.recommended_visibility_timeout(function_timeout, batching_window)
-    _VISIBILITY_TIMEOUT.check(visibility_timeout)
-    timing = {
-        "visibility_timeout": visibility_timeout,
-        "function_timeout": function_timeout,
-        "batching_window": batching_window,
-    }
-    raise_if_error(rules.visibility_covers_function_timeout(**timing))
-    raise_if_error(
-        rules.retention_covers_retries(
-            retention_period=retention_period,
-            max_receive_count=max_receive_count,
-            visibility_timeout=visibility_timeout,
-        )
-    )
-    if max_message_age is None:
-        max_message_age = min(max_receive_count * visibility_timeout, retention_period // 2)
-    Bound(
-        "max_message_age",
-        1,
-        retention_period - 1,
-        " s",
-        f"(below retention_period {retention_period} s, or messages expire before it fires)",
-    ).check(max_message_age)
-    warnings = (
-        rules.visibility_meets_guidance(**timing),
-        rules.max_receive_count_meets_guidance(max_receive_count=max_receive_count),
-        rules.batch_failures_reported(
-            batch_size=batch_size, report_batch_item_failures=report_batch_item_failures
-        ),
-    )
-    return _Plan(
-        function_timeout=function_timeout,
-        batching_window=batching_window,
-        batch_size=batch_size,
-        max_concurrency=max_concurrency,
-        max_receive_count=max_receive_count,
-        retention_period=retention_period,
-        dead_letter_retention_period=dead_letter_retention_period,
-        visibility_timeout=visibility_timeout,
-        max_message_age=max_message_age,
-        warnings=tuple(w for w in warnings if w is not None),
-    )
-
-
-def _underlying_function(function: lambda_.IFunction) -> lambda_.Function | None:
-    """Return the ``Function`` behind ``function`` (itself, an alias's or version's), if any."""
-    if isinstance(function, lambda_.Function):
-        return function
-    if isinstance(function, lambda_.Alias):
-        return _underlying_function(function.version.lambda_)
-    if isinstance(function, lambda_.Version):
-        return _underlying_function(function.lambda_)
-    return None
-
-
-def _function_timeout(function: lambda_.IFunction, given: Duration | None) -> int:
-    """Return the function's timeout in seconds: its own, else ``given``; refuse a conflict."""
-    own = _underlying_function(function)
-    if own is None:
-        if given is None:
-            raise SafeQueueConfigError(
-                f"function_timeout is required: the function {function.node.path} is imported,"
-                " so its timeout cannot be read. Fix: pass function_timeout=Duration.seconds(N)"
-                " with the function's configured timeout (1..900 s)."
-            )
-        return whole_seconds("function_timeout", given)
-    own_timeout = own.timeout
-    timeout = (
-        _limits.FUNCTION_TIMEOUT_DEFAULT
-        if own_timeout is None
-        else whole_seconds("function timeout", own_timeout)
-    )
-    given_seconds = _optional_seconds("function_timeout", given)
-    if given_seconds is not None and given_seconds != timeout:
-        raise SafeQueueConfigError(
-            f"function_timeout is {given_seconds} s but the function"
-            f" {own.node.path} has a timeout of {timeout} s: the queue would be sized for the"
-            " wrong value (the drift this library exists to stop). Fix: omit function_timeout;"
-            " it is read from the function."
-        )
-    return timeout
-
-
-def _idempotency_table(scope: Construct, function: lambda_.Function) -> dynamodb.Table:
-    """Create the table Powertools' DynamoDBPersistenceLayer expects by default, and wire it."""
-    table = dynamodb.Table(
-        scope,
-        "IdempotencyTable",
-        partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
-        time_to_live_attribute="expiration",
-        billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-        point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-            point_in_time_recovery_enabled=True
-        ),
-        encryption=dynamodb.TableEncryption.AWS_MANAGED,
-    )
-    table.grant(function, *IDEMPOTENCY_ACTIONS)
-    function.add_environment(IDEMPOTENCY_TABLE_ENV, table.table_name)
-    return table
+    return planning.BATCHING_WINDOW.check(window)
 
 
 def _acknowledge_false_positives(dead_letter_queue: sqs.Queue, mapping: IConstruct) -> None:
@@ -334,15 +127,15 @@ class _FunctionTimeoutsUnchanged:
         errors = []
         for derived in self.consumers:
             final = derived.cfn_function.timeout
-            final_seconds = _limits.FUNCTION_TIMEOUT_DEFAULT if final is None else final
-            if final_seconds != derived.function_timeout:
+            finding = function_timeout_unchanged(
+                function_timeout=limits.FUNCTION_TIMEOUT_DEFAULT if final is None else int(final),
+                derived_function_timeout=derived.function_timeout,
+            )
+            if finding is not None:
                 errors.append(
-                    f"The function {derived.cfn_function.node.path} now has a timeout of"
-                    f" {final_seconds} s, but SafeQueueConsumer {derived.consumer_path} derived"
-                    f" its queue from {derived.function_timeout} s (the timeout was changed"
-                    " after the consumer was built, e.g. on the CfnFunction). Fix: set the"
-                    " timeout on the Function before creating the consumer, so the visibility"
-                    " timeout is derived from it. [safe-queue:function-timeout-changed]"
+                    f"SafeQueueConsumer {derived.consumer_path}, function"
+                    f" {derived.cfn_function.node.path}: {finding.message}"
+                    f" [{finding.rule_id}]"
                 )
         return errors
 
@@ -484,10 +277,10 @@ class SafeQueueConsumer(Construct):
         *,
         function: lambda_.IFunction,
         function_timeout: Duration | None = None,
-        batch_size: int = _limits.BATCH_SIZE_DEFAULT,
+        batch_size: int = limits.BATCH_SIZE_DEFAULT,
         max_batching_window: Duration | None = None,
         max_concurrency: int | None = None,
-        max_receive_count: int = _limits.MAX_RECEIVE_COUNT_GUIDANCE,
+        max_receive_count: int = limits.MAX_RECEIVE_COUNT_GUIDANCE,
         retention_period: Duration | None = None,
         dead_letter_retention_period: Duration | None = None,
         visibility_timeout: Duration | None = None,
@@ -501,8 +294,9 @@ class SafeQueueConsumer(Construct):
         scope_facts = _scope_of(scope)
         path = f"{scope_facts.path}/{id}".lstrip("/")
         try:
-            plan = _plan(
-                function_timeout=_function_timeout(function, function_timeout),
+            own_function = underlying_function(function)
+            plan = planning.plan(
+                function_timeout=read_function_timeout(function, own_function, function_timeout),
                 batch_size=plain_number("batch_size", batch_size),
                 batching_window=_window_seconds(max_batching_window),
                 max_concurrency=(
@@ -512,18 +306,17 @@ class SafeQueueConsumer(Construct):
                 ),
                 max_receive_count=plain_number("max_receive_count", max_receive_count),
                 retention_period=_optional_seconds("retention_period", retention_period)
-                or _limits.RETENTION_DEFAULT,
+                or limits.RETENTION_DEFAULT,
                 dead_letter_retention_period=_optional_seconds(
                     "dead_letter_retention_period", dead_letter_retention_period
                 )
-                or _limits.RETENTION_MAX,
+                or limits.RETENTION_MAX,
                 visibility_timeout=_optional_seconds("visibility_timeout", visibility_timeout),
                 report_batch_item_failures=report_batch_item_failures,
                 fifo=fifo,
                 content_based_deduplication=content_based_deduplication,
                 max_message_age=_optional_seconds("max_message_age", max_message_age),
             )
-            own_function = _underlying_function(function)
             if idempotency and own_function is None:
                 raise SafeQueueConfigError(
                     f"idempotency is True but the function {function.node.path} is imported,"
@@ -534,7 +327,7 @@ class SafeQueueConsumer(Construct):
             raise SafeQueueConfigError(f"SafeQueueConsumer {path}: {error}") from None
         # Validated before the construct joins the tree: a refused consumer leaves no trace.
         super().__init__(scope, id)
-        self._plan = plan
+        self._plan: planning.Plan = plan
         for finding in plan.warnings:
             Annotations.of(self).add_warning_v2(finding.rule_id, finding.message)
 
@@ -562,6 +355,11 @@ class SafeQueueConsumer(Construct):
             enforce_ssl=True,
         )
         """The source queue (``aws_sqs.Queue``); send messages here."""
+        cfn_queue = self.queue.node.default_child
+        assert isinstance(cfn_queue, sqs.CfnQueue)
+        cfn_queue.add_metadata(DERIVED_FUNCTION_TIMEOUT_METADATA, plan.function_timeout)
+        if plan.warnings:
+            cfn_queue.add_metadata(REPORTED_METADATA, list(plan.reported_rule_ids))
         self.event_source = event_sources.SqsEventSource(
             self.queue,
             batch_size=plan.batch_size,
@@ -623,7 +421,7 @@ class SafeQueueConsumer(Construct):
         self.idempotency_table: dynamodb.Table | None = None
         """Powertools idempotency table (``aws_dynamodb.Table``) with ``idempotency=True``."""
         if idempotency and own_function is not None:
-            self.idempotency_table = _idempotency_table(self, own_function)
+            self.idempotency_table = idempotency_table(self, own_function)
 
         cfn_function = own_function.node.default_child if own_function is not None else None
         if isinstance(cfn_function, lambda_.CfnFunction):

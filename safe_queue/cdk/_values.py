@@ -1,21 +1,16 @@
-"""Turning props into plain numbers, and refusing the ones AWS would reject."""
+"""Turning CDK prop values into plain numbers, refusing tokens and fractions."""
 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from aws_cdk import Duration
+from safe_queue.errors import SafeQueueConfigError
 
-from safe_queue.rules import Finding, Level
+if TYPE_CHECKING:
+    from aws_cdk import Duration
 
-
-class SafeQueueConfigError(ValueError):
-    """A prop that AWS would reject, or that would let messages be duplicated or lost.
-
-    The message names the setting, the value given, the allowed range and the fix.
-    """
-
+__all__ = ["is_number_token", "plain_number", "whole_seconds"]
 
 # aws-cdk-lib encodes a number token as a NaN-space double whose top 16 bits are 0xFBFF
 # (core/lib/private/encoding.ts); checking the bits here saves a call into jsii per value.
@@ -70,38 +65,3 @@ def plain_number(setting: str, value: int) -> int:
     if value != int(value):
         raise SafeQueueConfigError(f"{setting} is {value}; it must be a whole number.")
     return int(value)
-
-
-@dataclass(frozen=True)
-class Bound:
-    """An allowed range for one setting; :meth:`check` refuses values outside it.
-
-    Examples
-    --------
-    >>> Bound("batch_size", 1, 10, note="without max_batching_window").check(11)
-    Traceback (most recent call last):
-    ...
-    safe_queue._validation.SafeQueueConfigError: batch_size is 11; allowed 1..10 without ...
-    """
-
-    setting: str
-    low: int
-    high: int
-    unit: str = ""
-    note: str = ""
-
-    def check(self, value: int) -> int:
-        """Return ``value`` if ``low <= value <= high``, else raise SafeQueueConfigError."""
-        if self.low <= value <= self.high:
-            return value
-        note = f" {self.note}" if self.note else ""
-        raise SafeQueueConfigError(
-            f"{self.setting} is {value}{self.unit}; allowed {self.low}..{self.high}{self.unit}"
-            f"{note}."
-        )
-
-
-def raise_if_error(finding: Finding | None) -> None:
-    """Raise a rule's error finding as :class:`SafeQueueConfigError`."""
-    if finding is not None and finding.level is Level.ERROR:
-        raise SafeQueueConfigError(f"{finding.message} [{finding.rule_id}]")

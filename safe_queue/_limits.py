@@ -1,3 +1,0 @@
-"""Temporary alias of :mod:`safe_queue.engine.limits` while the modules move."""
-
-from safe_queue.engine.limits import *  # noqa: F403
