@@ -49,7 +49,8 @@ _NOT_FOUND: Final = frozenset(
 )
 _WARNING: Final = (
     "warning: redrive replays every message of {dlq} into {sources}; the consumer runs "
-    "each of them again. This is safe only if the consumer is idempotent."
+    "each of them again. This is safe only if the consumer is idempotent, keyed on the "
+    "payload: redriven messages get new message ids."
 )
 
 
@@ -437,3 +438,7 @@ def main(
 def main_entry() -> None:
     """Console-script entry point: exit with ``main()``'s code."""
     sys.exit(main())
+
+
+if __name__ == "__main__":  # python -m safe_queue.redrive QUEUE ...
+    main_entry()
