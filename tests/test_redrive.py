@@ -14,7 +14,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from safe_queue.redrive import main
+from safe_queue.redrive import _Progress, main
 
 REGION = "eu-west-1"
 ACCOUNT = "123456789012"
@@ -297,3 +297,20 @@ def test_no_credentials_exit_2(monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
     monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", raising=False)
     assert main([DLQ_URL]) == 2
     assert capsys.readouterr().err.startswith("safe-queue redrive: no AWS credentials found")
+
+
+def test_on_a_terminal_the_bar_is_redrawn_in_place():
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    bar = _Progress(stream)
+    bar.show(0, 4)
+    bar.show(0, 4)  # unchanged: not redrawn
+    bar.show(4, 4)
+    bar.close()
+    assert stream.getvalue() == (
+        "\r[------------------------------] 0/4 messages moved"
+        "\r[##############################] 4/4 messages moved\n"
+    )
