@@ -156,8 +156,10 @@ def _region_of(queue: str) -> str | None:
     if "://" in queue:
         host = urlparse(queue).hostname or ""
         labels = host.split(".")
-        if len(labels) >= 3 and labels[0] == "sqs":
+        if len(labels) >= 3 and labels[0] == "sqs":  # sqs.REGION.amazonaws.com
             return labels[1]
+        if len(labels) >= 3 and labels[1] == "queue":  # legacy REGION.queue.amazonaws.com
+            return labels[0]
     return None
 
 

@@ -14,7 +14,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from safe_queue.redrive import _Progress, main
+from safe_queue.redrive import _Progress, _region_of, main
 
 REGION = "eu-west-1"
 ACCOUNT = "123456789012"
@@ -314,3 +314,17 @@ def test_on_a_terminal_the_bar_is_redrawn_in_place():
         "\r[------------------------------] 0/4 messages moved"
         "\r[##############################] 4/4 messages moved\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("queue", "region"),
+    [
+        (DLQ_URL, "eu-west-1"),
+        (DLQ_ARN, "eu-west-1"),
+        ("https://us-east-2.queue.amazonaws.com/123456789012/q", "us-east-2"),
+        ("http://localhost:4566/000000000000/q", None),
+        ("orders-dlq", None),
+    ],
+)
+def test_the_client_region_comes_from_the_queue(queue: str, region: str | None):
+    assert _region_of(queue) == region
