@@ -275,8 +275,12 @@ def test_age_alarm_threshold_is_capped_at_half_the_retention_period():
 def test_alarm_topic_is_the_action_of_every_alarm(built: Built):
     consumer = built.consumers["Seed"]
     topic_id = built.stack.get_logical_id(built.topic.node.default_child)  # type: ignore[arg-type]
-    assert len(consumer.alarms) == 2
-    assert set(map(id, consumer.alarms)) == {id(consumer.dead_letter_alarm), id(consumer.age_alarm)}
+    assert len(consumer.alarms) == 3
+    assert set(map(id, consumer.alarms)) == {
+        id(consumer.dead_letter_alarm),
+        id(consumer.age_alarm),
+        id(consumer.redelivery_alarm),
+    }
     for alarm in consumer.alarms:
         assert built.props(alarm)["AlarmActions"] == [{"Ref": topic_id}]
 
@@ -287,22 +291,23 @@ def test_no_alarm_actions_without_a_topic(built: Built):
 
 
 def test_resources_per_consumer(built: Built):
-    # 2 queues, 2 queue policies, 2 alarms, 1 mapping: 7 resources per consumer
+    # 2 queues, 2 queue policies, 3 alarms, 1 mapping: 8 resources per consumer
     consumers = len(built.consumers)
     assert len(built.template.find_resources("AWS::SQS::Queue")) == 2 * consumers
     assert len(built.template.find_resources("AWS::SQS::QueuePolicy")) == 2 * consumers
-    assert len(built.template.find_resources("AWS::CloudWatch::Alarm")) == 2 * consumers
+    assert len(built.template.find_resources("AWS::CloudWatch::Alarm")) == 3 * consumers
     mappings = built.template.find_resources("AWS::Lambda::EventSourceMapping")
     assert len(mappings) == consumers
 
 
 def test_construct_ids_are_stable(built: Built):
     consumer = built.consumers["Seed"]
-    assert [c.node.id for c in consumer.node.children][:4] == [
+    assert [c.node.id for c in consumer.node.children][:5] == [
         "DeadLetterQueue",
         "Queue",
         "DeadLetterAlarm",
         "AgeAlarm",
+        "RedeliveryAlarm",
     ]
     assert isinstance(consumer.queue, sqs.Queue)
     # logical ids follow the construct path, so they survive refactors that keep the ids

@@ -338,8 +338,12 @@ def test_derive_visibility_timeout_extremes_stay_under_the_12_hour_cap():
     ("props", "message"),
     [
         ({"batch_size": 5.5}, "batch_size is 5.5; it must be a whole number"),
-        ({"batch_size": True}, "batch_size is True; it must be a whole number"),
-        ({"max_receive_count": "5"}, "max_receive_count is '5'; it must be a whole number"),
+        ({"batch_size": True}, "batch_size is True (a bool); expected a whole number (an int)"),
+        (
+            {"max_receive_count": "5"},
+            "max_receive_count is '5' (a str); expected a whole number (an int)."
+            " Fix: max_receive_count=5.",
+        ),
     ],
 )
 def test_counts_must_be_whole_numbers(props: dict[str, Any], message: str):
@@ -350,3 +354,222 @@ def test_a_whole_float_count_is_accepted_as_an_int():
     mapping = build(60, batch_size=5.0)._mapping.node.default_child
     assert isinstance(mapping, lambda_.CfnEventSourceMapping)
     assert mapping.batch_size == 5
+
+
+# --- Types: every prop's type is checked before the construct joins the tree ---------------
+
+WRONG_TYPES = [
+    # (prop, wrong value, parts of the message)
+    (
+        "max_batching_window",
+        5,
+        [
+            "max_batching_window is 5 (an int)",
+            "expected a Duration",
+            "Fix: max_batching_window=Duration.seconds(5).",
+        ],
+    ),
+    (
+        "visibility_timeout",
+        60,
+        ["visibility_timeout is 60 (an int)", "Fix: visibility_timeout=Duration.seconds(60)."],
+    ),
+    (
+        "function_timeout",
+        180,
+        ["function_timeout is 180 (an int)", "Fix: function_timeout=Duration.seconds(180)."],
+    ),
+    ("retention_period", "4 days", ["retention_period is '4 days' (a str)", "Duration.seconds(N)"]),
+    ("dead_letter_retention_period", 1.5, ["dead_letter_retention_period is 1.5 (a float)"]),
+    ("max_message_age", 600, ["max_message_age is 600 (an int)"]),
+    (
+        "batch_size",
+        "5",
+        ["batch_size is '5' (a str)", "expected a whole number (an int)", "Fix: batch_size=5."],
+    ),
+    ("max_concurrency", "ten", ["max_concurrency is 'ten' (a str)"]),
+    (
+        "max_receive_count",
+        2.5,
+        ["max_receive_count is 2.5; it must be a whole number", "Fix: max_receive_count=3."],
+    ),
+    ("fifo", "yes", ["fifo is 'yes' (a str)", "expected a bool", "Fix: fifo=True or fifo=False."]),
+    (
+        "report_batch_item_failures",
+        1,
+        ["report_batch_item_failures is 1 (an int)", "expected a bool"],
+    ),
+    (
+        "content_based_deduplication",
+        None,
+        ["content_based_deduplication is None", "expected a bool"],
+    ),
+    ("idempotency", "true", ["idempotency is 'true' (a str)"]),
+    (
+        "alarm_topic",
+        "alarms",
+        [
+            "alarm_topic is 'alarms' (a str)",
+            "expected an aws_sns.ITopic",
+            'Fix: alarm_topic=sns.Topic(self, "Alarms")',
+        ],
+    ),
+    (
+        "encryption_key",
+        "alias/queues",
+        ["encryption_key is 'alias/queues' (a str)", "expected an aws_kms.IKey"],
+    ),
+    (
+        "removal_policy",
+        "RETAIN",
+        ["removal_policy is 'RETAIN' (a str)", "RemovalPolicy.RETAIN, DESTROY"],
+    ),
+    (
+        "removal_policy",
+        cdk.RemovalPolicy.SNAPSHOT,
+        ["removal_policy is <RemovalPolicy.SNAPSHOT", "no snapshots"],
+    ),
+    ("queue_name", 42, ["queue_name is 42 (an int)", "expected a str"]),
+    (
+        "filters",
+        {"body": {}},
+        ["filters is {'body': {}} (a dict)", "expected a list of filter criteria"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("prop", "value", "parts"), [pytest.param(*c, id=f"{c[0]}={c[1]!r}") for c in WRONG_TYPES]
+)
+def test_a_wrong_type_is_refused_naming_setting_type_and_fix(
+    prop: str, value: Any, parts: list[str]
+):
+    # GIVEN a prop of the wrong type  WHEN the consumer is built
+    stack = make_stack()
+    function = make_function(stack, "Fn", S(180))
+    with pytest.raises(SafeQueueConfigError) as raised:
+        SafeQueueConsumer(stack, "Consumer", function=function, **{prop: value})
+    message = str(raised.value)
+    # THEN one clear refusal, never a jsii or attribute error, and nothing joined the tree
+    for part in parts:
+        assert part in message
+    assert "Fix: " in message
+    assert stack.node.try_find_child("Consumer") is None
+
+
+@pytest.mark.parametrize("function", [None, "render", 42])
+def test_a_function_that_is_not_an_ifunction_is_refused(function: Any):
+    stack = make_stack()
+    with pytest.raises(SafeQueueConfigError) as raised:
+        SafeQueueConsumer(stack, "Consumer", function=function)
+    message = str(raised.value)
+    assert message.startswith("SafeQueueConsumer Test/Consumer: function is ")
+    assert "expected an aws_lambda.IFunction" in message
+    assert "Fix: pass the consuming lambda_.Function" in message
+    assert stack.node.try_find_child("Consumer") is None
+
+
+def test_imported_topic_and_key_are_accepted_as_their_interfaces():
+    stack = make_stack()
+    topic = cdk.aws_sns.Topic.from_topic_arn(stack, "T", "arn:aws:sns:eu-west-1:123456789012:t")
+    key = cdk.aws_kms.Key.from_key_arn(
+        stack, "K", "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    )
+    consumer = SafeQueueConsumer(
+        stack,
+        "Consumer",
+        function=make_function(stack, "Fn"),
+        alarm_topic=topic,
+        encryption_key=key,
+    )
+    assert consumer.queue.encryption_master_key is not None
+
+
+def test_every_refusal_of_one_consumer_is_reported_together():
+    # GIVEN three wrong props at once (a type, a range, a wrong topic)
+    stack = make_stack()
+    with pytest.raises(SafeQueueConfigError) as raised:
+        SafeQueueConsumer(
+            stack,
+            "Consumer",
+            function=make_function(stack, "Fn", S(60)),
+            max_batching_window=5,
+            batch_size=0,
+            alarm_topic="alarms",
+        )
+    # THEN one error lists all three, one line each, each with its fix
+    lines = str(raised.value).splitlines()
+    assert lines[0] == "SafeQueueConsumer Test/Consumer: 3 settings refused:"
+    assert len(lines) == 4
+    assert all(line.startswith("  - ") and "Fix: " in line for line in lines[1:])
+    assert {line.split(" is ")[0][4:] for line in lines[1:]} == {
+        "max_batching_window",
+        "batch_size",
+        "alarm_topic",
+    }
+
+
+def test_rules_combining_props_run_once_each_prop_is_valid_and_carry_the_rule_id():
+    message = refused(180, visibility_timeout=S(179), retention_period=S(60))
+    # both engine errors, each ending with its fix hint and rule id
+    assert "2 settings refused" in message
+    assert "[safe-queue:visibility-below-function-timeout]" in message
+    assert "[safe-queue:retention-below-retry-budget]" in message
+    for line in message.splitlines()[1:]:
+        assert "Fix: " in line
+        assert line.endswith("]")
+
+
+def test_every_refusal_message_ends_with_a_fix():
+    # GIVEN one refused value for every boundary case
+    for case in BOUNDARIES:
+        message = refused(case[1], **case[3])
+        for line in message.splitlines()[1:] or [message]:
+            # THEN it ends with "Fix: ..." (and the rule id where a rule applies)
+            assert "Fix: " in line, line
+            assert line.endswith((".", "]")), line
+
+
+def test_the_error_shows_its_public_path():
+    assert SafeQueueConfigError.__module__ == "safe_queue"
+    assert repr(SafeQueueConfigError) == "<class 'safe_queue.SafeQueueConfigError'>"
+    assert str(SafeQueueConfigError) == "<class 'safe_queue.SafeQueueConfigError'>"
+
+
+# --- Names -----------------------------------------------------------------------------------
+
+NAME_CASES = [
+    # (fifo, given, synthesized or None if refused, message part)
+    (False, "orders", "orders", ""),
+    (False, "a" * 80, "a" * 80, ""),
+    (False, "a" * 81, None, "is 81 characters long"),
+    (False, "", None, "allows 1..80 characters"),
+    (False, "orders.v2", None, "has characters SQS refuses ('.')"),
+    (False, "orders queue", None, "has characters SQS refuses (' ')"),
+    (False, "orders.fifo", None, "only FIFO queue names end with .fifo"),
+    (True, "orders", "orders.fifo", ""),
+    (True, "orders.fifo", "orders.fifo", ""),
+    (True, "a" * 75, "a" * 75 + ".fifo", ""),
+    (True, "a" * 76, None, "is 81 characters long with .fifo"),
+    (True, "a" * 76 + ".fifo", None, "Fix: use at most 75 such characters before .fifo"),
+]
+
+
+@pytest.mark.parametrize(("fifo", "given", "expected", "part"), NAME_CASES)
+def test_queue_names_at_their_boundaries(fifo: bool, given: str, expected: str | None, part: str):
+    if expected is None:
+        message = refused(60, fifo=fifo, queue_name=given)
+        assert part in message
+        assert "Fix: " in message
+        dead_letter_message = refused(60, fifo=fifo, dead_letter_queue_name=given)
+        assert f"dead_letter_queue_name is {given!r}" in dead_letter_message
+        return
+    consumer = build(60, fifo=fifo, queue_name=given, dead_letter_queue_name="dlq")
+    queue = consumer.queue.node.default_child
+    assert isinstance(queue, cdk.aws_sqs.CfnQueue)
+    assert queue.queue_name == expected
+
+
+def test_the_two_queues_cannot_share_a_name():
+    message = refused(60, queue_name="orders", dead_letter_queue_name="orders")
+    assert "dead_letter_queue_name is 'orders', the same as queue_name" in message

@@ -70,7 +70,10 @@ def test_function_gets_the_table_name_in_its_environment(built: Built):
     table = built.with_table.idempotency_table
     assert table is not None
     variables = built.function_props("RenderFn")["Environment"]["Variables"]
-    assert variables == {"IDEMPOTENCY_TABLE_NAME": {"Ref": built.logical_id(table)}}
+    assert variables == {
+        "IDEMPOTENCY_TABLE_NAME": {"Ref": built.logical_id(table)},
+        "SAFE_QUEUE_VISIBILITY_TIMEOUT": "360",
+    }
 
 
 def dynamodb_statements(built: Built, function_name: str) -> list[dict[str, Any]]:
@@ -107,17 +110,38 @@ def test_function_may_do_exactly_the_four_item_calls_on_exactly_that_table(built
 
 def test_no_table_no_grant_no_variable_when_off(built: Built):
     assert built.without_table.idempotency_table is None
-    assert "Environment" not in built.function_props("PlainFn")
+    variables = built.function_props("PlainFn")["Environment"]["Variables"]
+    assert variables == {"SAFE_QUEUE_VISIBILITY_TIMEOUT": "360"}
     assert dynamodb_statements(built, "PlainFn") == []
     # two consumers asked for a table, one did not
     assert len(built.resources("AWS::DynamoDB::Table")) == 2
+
+
+@pytest.mark.parametrize(
+    ("removal_policy", "deletion_policy"),
+    [(None, "Retain"), (cdk.RemovalPolicy.DESTROY, "Delete")],
+)
+def test_the_table_follows_the_removal_policy(
+    removal_policy: cdk.RemovalPolicy | None, deletion_policy: str
+):
+    stack = make_stack()
+    props = {} if removal_policy is None else {"removal_policy": removal_policy}
+    consumer = SafeQueueConsumer(
+        stack, "C", function=make_function(stack, "Fn"), idempotency=True, **props
+    )
+    assert consumer.idempotency_table is not None
+    (table,) = Template.from_stack(stack).find_resources("AWS::DynamoDB::Table").values()
+    assert table["DeletionPolicy"] == table["UpdateReplacePolicy"] == deletion_policy
 
 
 def test_an_alias_wires_the_table_to_its_function(built: Built):
     table = built.via_alias.idempotency_table
     assert table is not None
     variables = built.function_props("AliasedFn")["Environment"]["Variables"]
-    assert variables == {"IDEMPOTENCY_TABLE_NAME": {"Ref": built.logical_id(table)}}
+    assert variables == {
+        "IDEMPOTENCY_TABLE_NAME": {"Ref": built.logical_id(table)},
+        "SAFE_QUEUE_VISIBILITY_TIMEOUT": "180",
+    }
     assert len(dynamodb_statements(built, "AliasedFn")) == 1
 
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import functools
 import weakref
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, Annotations, Duration, Stack, Validations
+from aws_cdk import Annotations, Duration, Names, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sns as sns
@@ -19,17 +21,43 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct, IValidation
 
 from safe_queue.cdk import plan as planning
-from safe_queue.cdk._values import plain_number, whole_seconds
+from safe_queue.cdk._values import (
+    Refusals,
+    implements,
+    plain_bool,
+    plain_number,
+    type_error,
+    whole_seconds,
+)
 from safe_queue.cdk.function import function_timeout as read_function_timeout
+from safe_queue.cdk.function import reserved_concurrency as read_reserved_concurrency
 from safe_queue.cdk.function import underlying_function
 from safe_queue.cdk.idempotency import IDEMPOTENCY_TABLE_ENV, idempotency_table
-from safe_queue.engine import limits
+from safe_queue.engine import Level, limits
 from safe_queue.engine.rules import function_timeout_unchanged, recommended_visibility_timeout
 from safe_queue.errors import SafeQueueConfigError
+from safe_queue.runtime.diagnosis import VISIBILITY_TIMEOUT_ENV
 
-__all__ = ["SafeQueueConsumer", "derive_visibility_timeout"]
+__all__ = [
+    "REDELIVERY_ALARM_EVALUATION_PERIODS",
+    "REDELIVERY_ALARM_MIN_RECEIVES",
+    "REDELIVERY_ALARM_PERIOD",
+    "REDELIVERY_ALARM_THRESHOLD_PERCENT",
+    "SafeQueueConsumer",
+    "derive_visibility_timeout",
+]
 
 _ONE_MINUTE = Duration.minutes(1)
+
+# The redelivery alarm: the share of received messages that were not deleted, per period.
+REDELIVERY_ALARM_PERIOD = Duration.minutes(5)
+"""Period of the redelivery alarm's metrics (sums over 5 minutes)."""
+REDELIVERY_ALARM_THRESHOLD_PERCENT = 10
+"""Alarm when at least 10 % of the received messages were not deleted, ..."""
+REDELIVERY_ALARM_EVALUATION_PERIODS = 3
+"""... in each of 3 consecutive periods (15 minutes) ..."""
+REDELIVERY_ALARM_MIN_RECEIVES = 10
+"""... counting only periods with at least 10 receives (fewer say nothing)."""
 
 # Metadata on the source queue's AWS::SQS::Queue resource, read by the template checks
 # (``safe-queue check``, the CDK plugin): the timeout the queue was derived from (drift),
@@ -86,22 +114,27 @@ def _window_seconds(max_batching_window: Duration | None) -> int:
     return planning.BATCHING_WINDOW.check(window)
 
 
+# cdk-nag 3 (and aws-cdk-lib's policy validation) honour acknowledgements recorded as this
+# metadata on a construct or an ancestor. ``Validations.acknowledge`` writes the same entry
+# but with a stack trace, and an annotation acknowledgement, each costing ~1 ms; writing it
+# with ``node.add_metadata`` (no trace) is what both read, for a fraction of that.
+_ACKNOWLEDGED_RULES = Validations.ACKNOWLEDGED_RULES_METADATA_KEY
+_DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS = {
+    "Serverless::Serverless-SQSRedrivePolicy": "This is the dead-letter queue: a redrive"
+    " policy of its own would move failed messages on again instead of keeping them for"
+    " inspection."
+}
+_MAPPING_ACKNOWLEDGEMENTS = {
+    "Serverless::Serverless-LambdaEventSourceMappingDestination": "SQS event source mappings"
+    " support no OnFailure destination; failed messages go to the queue's dead-letter queue"
+    " through its redrive policy."
+}
+
+
 def _acknowledge_false_positives(dead_letter_queue: sqs.Queue, mapping: IConstruct) -> None:
     """Acknowledge the cdk-nag Serverless findings that do not apply to an SQS consumer."""
-    Validations.of(dead_letter_queue).acknowledge(
-        Acknowledgment(
-            id="Serverless::Serverless-SQSRedrivePolicy",
-            reason="This is the dead-letter queue: a redrive policy of its own would move"
-            " failed messages on again instead of keeping them for inspection.",
-        )
-    )
-    Validations.of(mapping).acknowledge(
-        Acknowledgment(
-            id="Serverless::Serverless-LambdaEventSourceMappingDestination",
-            reason="SQS event source mappings support no OnFailure destination; failed"
-            " messages go to the queue's dead-letter queue through its redrive policy.",
-        )
-    )
+    dead_letter_queue.node.add_metadata(_ACKNOWLEDGED_RULES, _DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
+    mapping.node.add_metadata(_ACKNOWLEDGED_RULES, _MAPPING_ACKNOWLEDGEMENTS)
 
 
 @dataclass(frozen=True)
@@ -185,13 +218,30 @@ def _validator_of(stack: Stack) -> _FunctionTimeoutsUnchanged:
     return validator
 
 
+_VISIBILITY_ENV_SET: weakref.WeakKeyDictionary[lambda_.Function, tuple[int, str]] = (
+    weakref.WeakKeyDictionary()
+)
+"""{function: (visibility timeout, consumer path)} for SAFE_QUEUE_VISIBILITY_TIMEOUT."""
+
+_FUNCTION_FIX = (
+    "pass the consuming lambda_.Function (or an Alias or Version of one); for a function"
+    " defined elsewhere, lambda_.Function.from_function_arn(...) with function_timeout"
+)
+_REMOVAL_POLICIES = (
+    RemovalPolicy.RETAIN,
+    RemovalPolicy.DESTROY,
+    RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+)
+
+
 class SafeQueueConsumer(Construct):
     """An SQS queue feeding a Lambda function, with every setting derived from the function.
 
     Creates a source queue, a dead-letter queue of the same type, an event source mapping
-    (``SqsEventSource``) on ``function`` and two CloudWatch alarms. The visibility timeout,
+    (``SqsEventSource``) on ``function`` and three CloudWatch alarms. The visibility timeout,
     the age-alarm threshold and the retry budget are derived from the function's timeout,
-    so they cannot drift apart from it; every prop is validated at construction time.
+    so they cannot drift apart from it; every prop is checked (type and range) before the
+    construct joins the tree, and every refusal of one consumer is reported together.
 
     Parameters
     ----------
@@ -199,11 +249,12 @@ class SafeQueueConsumer(Construct):
         Parent construct.
     id
         Construct id. Child ids (``Queue``, ``DeadLetterQueue``, ``DeadLetterAlarm``,
-        ``AgeAlarm``, ``IdempotencyTable``) are public API: they name the logical ids in
-        the template.
+        ``AgeAlarm``, ``RedeliveryAlarm``, ``IdempotencyTable``) are public API: they name
+        the logical ids in the template.
     function
-        The consumer. Its timeout is read from it (a ``Function``, or an ``Alias`` or
-        ``Version`` of one); a ``Function`` without a timeout has Lambda's default, 3 s.
+        The consumer (an ``aws_lambda.IFunction``). Its timeout is read from it (a
+        ``Function``, or an ``Alias`` or ``Version`` of one); a ``Function`` without a
+        timeout has Lambda's default, 3 s.
     function_timeout
         The function's timeout, 1..900 s. Only for a function whose timeout cannot be read
         (an imported one); for a ``Function`` it must equal its own timeout.
@@ -215,7 +266,12 @@ class SafeQueueConsumer(Construct):
         Time to gather records before invoking, 0..300 s; not on FIFO queues.
         Default: none (0 s).
     max_concurrency
-        Maximum concurrent invocations by this mapping, 2..1,000. Default: no limit.
+        Maximum concurrent invocations by this mapping, 2..1,000. Default: the function's
+        reserved concurrency R when it has one and 2 <= R <= 1,000 (the poller then never
+        takes more messages than the function may run); otherwise no limit, and a function
+        with a reserved concurrency outside that range gets the warning
+        ``safe-queue:reserved-concurrency-without-max-concurrency``. Above the reserved
+        concurrency warns (``safe-queue:max-concurrency-above-reserved-concurrency``).
     max_receive_count
         Receives before a message moves to the dead-letter queue, 1..1,000; below 5 gives a
         warning. Default: 5.
@@ -233,7 +289,7 @@ class SafeQueueConsumer(Construct):
         Let the handler return ``batchItemFailures`` so only failed records are retried.
         Default: True.
     fifo
-        Make both queues FIFO. Default: False.
+        Make both queues FIFO (see README, FIFO consumers). Default: False.
     content_based_deduplication
         FIFO only: deduplicate on a SHA-256 of the body. Default: False.
     max_message_age
@@ -241,19 +297,49 @@ class SafeQueueConsumer(Construct):
         ``retention_period``. Default: ``max_time_to_dead_letter``, at most half the
         ``retention_period``.
     alarm_topic
-        SNS topic notified by every alarm. Default: no alarm actions.
+        SNS topic (``aws_sns.ITopic``) notified by every alarm. Default: no alarm actions.
     idempotency
         Create :attr:`idempotency_table` for Powertools' idempotency utility (partition key
         ``id``, TTL attribute ``expiration``, on-demand, point-in-time recovery, encrypted),
         grant the function ``dynamodb:GetItem``, ``PutItem``, ``UpdateItem`` and
         ``DeleteItem`` on it, and set ``IDEMPOTENCY_TABLE_NAME`` on the function. Needs a
         function defined in the app (not imported). Default: False (no table).
+    removal_policy
+        What a stack deletion (or a replacement) does to both queues and the idempotency
+        table: ``RETAIN`` keeps them, so pending and dead-lettered messages survive;
+        ``DESTROY`` deletes them (throwaway stacks); ``RETAIN_ON_UPDATE_OR_DELETE``.
+        Default: ``RemovalPolicy.RETAIN``.
+    encryption_key
+        A customer-managed KMS key (``aws_kms.IKey``): both queues use SSE-KMS with it. The
+        function is granted ``kms:Decrypt`` with its consume permissions; producers get
+        what they need from ``consumer.queue.grant_send_messages(producer)``. Default: none
+        (SSE-SQS, SQS-managed keys).
+    queue_name, dead_letter_queue_name
+        Physical names: 1..80 characters of letters, digits, ``-`` and ``_``; on FIFO
+        queues ``.fifo`` is added (or may be given), and counts towards the 80. Default:
+        names generated by CloudFormation; FIFO queues get a name made from the construct
+        path (at most 80 characters, any depth) instead.
+    filters
+        Lambda event filter criteria (``[lambda_.FilterCriteria.filter({...})]``). Lambda
+        deletes every SQS message that matches no filter, so this gives the warning
+        ``safe-queue:filter-deletes-unmatched`` (acknowledge it once no one needs those
+        messages). Default: no filters.
 
     Raises
     ------
     SafeQueueConfigError
-        (a ``ValueError``) for a prop AWS would reject or that would lose or duplicate
-        messages; the message names the setting, the value, the allowed range and the fix.
+        (a ``ValueError``, shown as ``safe_queue.SafeQueueConfigError``) for a prop of the
+        wrong type, one AWS would reject, or one that would lose or duplicate messages. It
+        lists every refusal of the consumer; each names the setting, the value, what is
+        allowed, and ends with ``Fix: ...`` (and the rule id, where a rule applies).
+
+    Notes
+    -----
+    On a function defined in the app, the consumer sets the environment variable
+    ``SAFE_QUEUE_VISIBILITY_TIMEOUT`` (whole seconds) that
+    :class:`safe_queue.runtime.RedeliveryDiagnosis` reads. A function consuming several
+    queues keeps the value of the first consumer; a consumer with another visibility
+    timeout leaves it and adds an info annotation saying so.
 
     Examples
     --------
@@ -268,6 +354,13 @@ class SafeQueueConsumer(Construct):
     1082
     >>> consumer.max_time_to_dead_letter.to_seconds()
     5410
+    >>> SafeQueueConsumer(stack, "Broken", function=render, max_batching_window=5,
+    ...     batch_size=0)
+    Traceback (most recent call last):
+    ...
+    safe_queue.SafeQueueConfigError: SafeQueueConsumer Invoices/Broken: 2 settings refused:
+      - max_batching_window is 5 (an int); expected a Duration. Fix: ...
+      - batch_size is 0; allowed 1..10 without max_batching_window ... Fix: ...
     """
 
     def __init__(
@@ -290,60 +383,199 @@ class SafeQueueConsumer(Construct):
         max_message_age: Duration | None = None,
         alarm_topic: sns.ITopic | None = None,
         idempotency: bool = False,
+        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        encryption_key: kms.IKey | None = None,
+        queue_name: str | None = None,
+        dead_letter_queue_name: str | None = None,
+        filters: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         scope_facts = _scope_of(scope)
         path = f"{scope_facts.path}/{id}".lstrip("/")
-        try:
+        # Every prop is checked before the construct joins the tree, and every refusal is
+        # collected: a refused consumer leaves no trace and names all its problems at once.
+        refusals = Refusals()
+
+        def number(setting: str, value: Any, fallback: int) -> int:
+            checked = refusals.attempt(setting, plain_number, setting, value)
+            return fallback if checked is None else checked
+
+        def seconds(setting: str, value: Any) -> int | None:
+            return (
+                None if value is None else refusals.attempt(setting, whole_seconds, setting, value)
+            )
+
+        def flag(setting: str, value: Any) -> bool:
+            return bool(refusals.attempt(setting, plain_bool, setting, value))
+
+        def construct(setting: str, value: Any, interface: Any, expected: str, fix: str) -> None:
+            if value is not None and not implements(value, interface):
+                refusals.add(setting, str(type_error(setting, value, expected, fix)))
+
+        own_function: lambda_.Function | None = None
+        cfn_function: lambda_.CfnFunction | None = None
+        timeout: int = limits.FUNCTION_TIMEOUT_DEFAULT
+        if implements(function, lambda_.IFunction):
             own_function = underlying_function(function)
-            plan = planning.plan(
-                function_timeout=read_function_timeout(function, own_function, function_timeout),
-                batch_size=plain_number("batch_size", batch_size),
-                batching_window=_window_seconds(max_batching_window),
-                max_concurrency=(
-                    None
-                    if max_concurrency is None
-                    else plain_number("max_concurrency", max_concurrency)
+            read = refusals.attempt(
+                "function_timeout", read_function_timeout, function, own_function, function_timeout
+            )
+            timeout = timeout if read is None else read
+            if own_function is not None:
+                child = own_function.node.default_child
+                cfn_function = child if isinstance(child, lambda_.CfnFunction) else None
+        else:
+            refusals.add(
+                "function",
+                str(type_error("function", function, "an aws_lambda.IFunction", _FUNCTION_FIX)),
+            )
+            seconds("function_timeout", function_timeout)
+        is_fifo = flag("fifo", fifo)
+        window = seconds("max_batching_window", max_batching_window) or 0
+        concurrency = (
+            None if max_concurrency is None else number("max_concurrency", max_concurrency, 2)
+        )
+        construct(
+            "alarm_topic",
+            alarm_topic,
+            sns.ITopic,
+            "an aws_sns.ITopic",
+            'alarm_topic=sns.Topic(self, "Alarms"), or sns.Topic.from_topic_arn(...)',
+        )
+        construct(
+            "encryption_key",
+            encryption_key,
+            kms.IKey,
+            "an aws_kms.IKey",
+            'encryption_key=kms.Key(self, "QueueKey", enable_key_rotation=True), or'
+            " kms.Key.from_key_arn(...)",
+        )
+        if removal_policy not in _REMOVAL_POLICIES:
+            refusals.add(
+                "removal_policy",
+                str(
+                    type_error(
+                        "removal_policy",
+                        removal_policy,
+                        "RemovalPolicy.RETAIN, DESTROY or RETAIN_ON_UPDATE_OR_DELETE (SQS"
+                        " queues have no snapshots)",
+                        "removal_policy=RemovalPolicy.RETAIN to keep the messages, or"
+                        " RemovalPolicy.DESTROY for a throwaway stack",
+                    )
                 ),
-                max_receive_count=plain_number("max_receive_count", max_receive_count),
-                retention_period=_optional_seconds("retention_period", retention_period)
+            )
+        names: list[str | None] = []
+        for setting, name in (
+            ("queue_name", queue_name),
+            ("dead_letter_queue_name", dead_letter_queue_name),
+        ):
+            names.append(
+                None
+                if name is None
+                else refusals.attempt(setting, planning.queue_name, setting, name, is_fifo)
+            )
+        if names[0] is not None and names[0] == names[1]:
+            refusals.add(
+                "dead_letter_queue_name",
+                f"dead_letter_queue_name is {dead_letter_queue_name!r}, the same as queue_name;"
+                " two queues cannot share a name in one account and region. Fix: give the"
+                " dead-letter queue another name, or omit dead_letter_queue_name.",
+            )
+        if filters is not None and (
+            not isinstance(filters, list | tuple)
+            or not all(isinstance(f, Mapping) for f in filters)
+        ):
+            refusals.add(
+                "filters",
+                str(
+                    type_error(
+                        "filters",
+                        filters,
+                        "a list of filter criteria",
+                        'filters=[lambda_.FilterCriteria.filter({"body": {...}})]',
+                    )
+                ),
+            )
+        wants_table = flag("idempotency", idempotency)
+        if wants_table and own_function is None and "function" not in refusals.settings:
+            refusals.add(
+                "idempotency",
+                f"idempotency is True but the function {function.node.path} is imported,"
+                f" so {IDEMPOTENCY_TABLE_ENV} cannot be set on it. Fix: pass a Function"
+                " defined in this app, or set idempotency=False and wire a table yourself.",
+            )
+        report_failures = flag("report_batch_item_failures", report_batch_item_failures)
+        try:
+            plan = planning.plan(
+                function_timeout=timeout,
+                batch_size=number("batch_size", batch_size, limits.BATCH_SIZE_DEFAULT),
+                batching_window=window,
+                max_concurrency=concurrency,
+                max_receive_count=number(
+                    "max_receive_count", max_receive_count, limits.MAX_RECEIVE_COUNT_GUIDANCE
+                ),
+                retention_period=seconds("retention_period", retention_period)
                 or limits.RETENTION_DEFAULT,
-                dead_letter_retention_period=_optional_seconds(
+                dead_letter_retention_period=seconds(
                     "dead_letter_retention_period", dead_letter_retention_period
                 )
                 or limits.RETENTION_MAX,
-                visibility_timeout=_optional_seconds("visibility_timeout", visibility_timeout),
-                report_batch_item_failures=report_batch_item_failures,
-                fifo=fifo,
-                content_based_deduplication=content_based_deduplication,
-                max_message_age=_optional_seconds("max_message_age", max_message_age),
+                visibility_timeout=seconds("visibility_timeout", visibility_timeout),
+                report_batch_item_failures=report_failures,
+                fifo=is_fifo,
+                content_based_deduplication=flag(
+                    "content_based_deduplication", content_based_deduplication
+                ),
+                max_message_age=seconds("max_message_age", max_message_age),
+                reserved_concurrency=(
+                    read_reserved_concurrency(cfn_function) if not refusals else None
+                ),
+                has_filters=bool(filters),
+                refusals=refusals,
             )
-            if idempotency and own_function is None:
-                raise SafeQueueConfigError(
-                    f"idempotency is True but the function {function.node.path} is imported,"
-                    f" so {IDEMPOTENCY_TABLE_ENV} cannot be set on it. Fix: pass a Function"
-                    " defined in this app, or set idempotency=False and wire a table yourself."
-                )
-        except SafeQueueConfigError as error:
-            raise SafeQueueConfigError(f"SafeQueueConsumer {path}: {error}") from None
-        # Validated before the construct joins the tree: a refused consumer leaves no trace.
+        except SafeQueueConfigError:
+            raise refusals.error(f"SafeQueueConsumer {path}: ") from None
+
         super().__init__(scope, id)
         self._plan: planning.Plan = plan
+        self._function = function
+        annotations = Annotations.of(self)
         for finding in plan.warnings:
-            Annotations.of(self).add_warning_v2(finding.rule_id, finding.message)
+            if finding.level is Level.WARNING:
+                annotations.add_warning_v2(finding.rule_id, finding.message)
+            else:
+                annotations.add_info_v2(finding.rule_id, finding.message)
 
-        fifo_or_none = True if fifo else None
+        queue_name, dead_letter_queue_name = names
+        if is_fifo and (queue_name is None or dead_letter_queue_name is None):
+            # CloudFormation's generated FIFO names can pass SQS's 80 characters on deep
+            # paths; these fit at any depth (path-derived, with a hash of the whole path).
+            base = Names.unique_resource_name(
+                self,
+                max_length=planning.QUEUE_NAME_MAX_LENGTH - len(planning.FIFO_SUFFIX) - 4,
+                separator="-",
+            )
+            queue_name = queue_name or f"{base}{planning.FIFO_SUFFIX}"
+            dead_letter_queue_name = dead_letter_queue_name or f"{base}-dlq{planning.FIFO_SUFFIX}"
+        encryption = (
+            sqs.QueueEncryption.SQS_MANAGED if encryption_key is None else sqs.QueueEncryption.KMS
+        )
+        fifo_or_none = True if is_fifo else None
         self.dead_letter_queue = sqs.Queue(
             self,
             "DeadLetterQueue",
+            queue_name=dead_letter_queue_name,
             fifo=fifo_or_none,
             retention_period=_seconds(plan.dead_letter_retention_period),
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            encryption=encryption,
+            encryption_master_key=encryption_key,
             enforce_ssl=True,
+            removal_policy=removal_policy,
         )
         """The dead-letter queue (``aws_sqs.Queue``), same type as :attr:`queue`."""
         self.queue = sqs.Queue(
             self,
             "Queue",
+            queue_name=queue_name,
             fifo=fifo_or_none,
             content_based_deduplication=True if content_based_deduplication else None,
             visibility_timeout=_seconds(plan.visibility_timeout),
@@ -351,21 +583,24 @@ class SafeQueueConsumer(Construct):
             dead_letter_queue=sqs.DeadLetterQueue(
                 queue=self.dead_letter_queue, max_receive_count=plan.max_receive_count
             ),
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            encryption=encryption,
+            encryption_master_key=encryption_key,
             enforce_ssl=True,
+            removal_policy=removal_policy,
         )
         """The source queue (``aws_sqs.Queue``); send messages here."""
         cfn_queue = self.queue.node.default_child
         assert isinstance(cfn_queue, sqs.CfnQueue)
         cfn_queue.add_metadata(DERIVED_FUNCTION_TIMEOUT_METADATA, plan.function_timeout)
-        if plan.warnings:
+        if plan.reported_rule_ids:
             cfn_queue.add_metadata(REPORTED_METADATA, list(plan.reported_rule_ids))
         self.event_source = event_sources.SqsEventSource(
             self.queue,
             batch_size=plan.batch_size,
             max_batching_window=(_seconds(plan.batching_window) if plan.batching_window else None),
             max_concurrency=plan.max_concurrency,
-            report_batch_item_failures=report_batch_item_failures,
+            report_batch_item_failures=report_failures,
+            filters=list(filters) if filters else None,
         )
         """The ``SqsEventSource`` added to ``function``."""
         function.add_event_source(self.event_source)
@@ -411,7 +646,31 @@ class SafeQueueConsumer(Construct):
         )
         """Alarm: oldest message in the source queue at least :attr:`max_message_age` old
         (``ApproximateAgeOfOldestMessage``, Maximum over 1 minute)."""
-        self.alarms: list[cloudwatch.Alarm] = [self.dead_letter_alarm, self.age_alarm]
+        self.redelivery_alarm = cloudwatch.Alarm(
+            self,
+            "RedeliveryAlarm",
+            metric=self.redelivery_percent(),
+            threshold=REDELIVERY_ALARM_THRESHOLD_PERCENT,
+            evaluation_periods=REDELIVERY_ALARM_EVALUATION_PERIODS,
+            datapoints_to_alarm=REDELIVERY_ALARM_EVALUATION_PERIODS,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=(
+                f"At least {REDELIVERY_ALARM_THRESHOLD_PERCENT} % of the messages received from"
+                f" {path} were not deleted, in {REDELIVERY_ALARM_EVALUATION_PERIODS} periods of"
+                f" {REDELIVERY_ALARM_PERIOD.to_minutes()} minutes in a row: messages are"
+                " delivered again (visibility expired while processing, throttling, failed"
+                " batches). Check the function's duration, errors and throttles; see"
+                " RedeliveryDiagnosis in the function's logs."
+            ),
+        )
+        """Alarm: the share of received messages not deleted (:meth:`redelivery_percent`) at
+        least 10 % in 3 consecutive 5-minute periods with at least 10 receives each."""
+        self.alarms: list[cloudwatch.Alarm] = [
+            self.dead_letter_alarm,
+            self.age_alarm,
+            self.redelivery_alarm,
+        ]
         """Every alarm the construct made."""
         if alarm_topic is not None:
             action = cloudwatch_actions.SnsAction(alarm_topic)
@@ -420,14 +679,69 @@ class SafeQueueConsumer(Construct):
 
         self.idempotency_table: dynamodb.Table | None = None
         """Powertools idempotency table (``aws_dynamodb.Table``) with ``idempotency=True``."""
-        if idempotency and own_function is not None:
-            self.idempotency_table = idempotency_table(self, own_function)
+        if wants_table and own_function is not None:
+            self.idempotency_table = idempotency_table(self, own_function, removal_policy)
 
-        cfn_function = own_function.node.default_child if own_function is not None else None
-        if isinstance(cfn_function, lambda_.CfnFunction):
+        if own_function is not None:
+            self._set_visibility_env(own_function, plan.visibility_timeout, path)
+        if cfn_function is not None:
             scope_facts.validator.consumers.append(
                 _Derived(path, cfn_function, plan.function_timeout)
             )
+
+    def _set_visibility_env(self, function: lambda_.Function, visibility: int, path: str) -> None:
+        """Set SAFE_QUEUE_VISIBILITY_TIMEOUT on the function, unless another consumer did."""
+        known = _VISIBILITY_ENV_SET.get(function)
+        if known is None:
+            function.add_environment(VISIBILITY_TIMEOUT_ENV, str(visibility))
+            _VISIBILITY_ENV_SET[function] = (visibility, path)
+        elif known[0] != visibility:
+            Annotations.of(self).add_info(
+                f"The function {function.node.path} also consumes {known[1]}, whose visibility"
+                f" timeout {known[0]} s it keeps in {VISIBILITY_TIMEOUT_ENV}; this queue's is"
+                f" {visibility} s, so RedeliveryDiagnosis judges its redeliveries against"
+                f" {known[0]} s. Fix: give this queue its own function, or pass"
+                " visibility_timeout to RedeliveryDiagnosis for this queue's records."
+            )
+
+    def redelivery_percent(self) -> cloudwatch.MathExpression:
+        """Return the redelivery alarm's metric: received messages not deleted, in percent.
+
+        ``100 x (NumberOfMessagesReceived - NumberOfMessagesDeleted) / received`` of the
+        source queue, sums over 5 minutes; 0 for periods with fewer than 10 receives.
+        """
+        received = self.queue.metric_number_of_messages_received(
+            period=REDELIVERY_ALARM_PERIOD, statistic="Sum"
+        )
+        deleted = self.queue.metric_number_of_messages_deleted(
+            period=REDELIVERY_ALARM_PERIOD, statistic="Sum"
+        )
+        return cloudwatch.MathExpression(
+            expression=(
+                f"IF(received >= {REDELIVERY_ALARM_MIN_RECEIVES},"
+                " 100 * (received - deleted) / received, 0)"
+            ),
+            using_metrics={"received": received, "deleted": deleted},
+            period=REDELIVERY_ALARM_PERIOD,
+            label="Received and not deleted (%)",
+        )
+
+    def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
+        """Return CloudWatch widgets for this consumer (see :class:`SafeQueueDashboard`).
+
+        A title, then: queue depth (visible, in flight); age of the oldest message against
+        the age alarm's threshold; received against deleted, with the redelivery share;
+        dead-letter queue depth; the function's errors and throttles; its duration
+        (maximum, p99) against its timeout.
+        """
+        from safe_queue.cdk.dashboard import consumer_widgets
+
+        return consumer_widgets(self)
+
+    @property
+    def function(self) -> lambda_.IFunction:
+        """The consuming function, as given."""
+        return self._function
 
     @property
     def function_timeout(self) -> Duration:
@@ -448,3 +762,13 @@ class SafeQueueConsumer(Construct):
     def max_message_age(self) -> Duration:
         """The age alarm's threshold (given, or derived)."""
         return _seconds(self._plan.max_message_age)
+
+    @property
+    def max_concurrency(self) -> int | None:
+        """The mapping's maximum concurrency: given, the function's reserved one, or None."""
+        return self._plan.max_concurrency
+
+    @property
+    def max_concurrency_from_reserved_concurrency(self) -> bool:
+        """True when :attr:`max_concurrency` was derived from the reserved concurrency."""
+        return self._plan.max_concurrency_from_reserved

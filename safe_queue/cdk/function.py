@@ -5,11 +5,29 @@ from __future__ import annotations
 from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
 
-from safe_queue.cdk._values import whole_seconds
-from safe_queue.engine import limits
+from safe_queue.cdk._values import is_number_token, whole_seconds
+from safe_queue.engine import Unknown, limits
 from safe_queue.errors import SafeQueueConfigError
 
-__all__ = ["function_timeout", "underlying_function"]
+__all__ = ["function_timeout", "reserved_concurrency", "underlying_function"]
+
+_RESERVED = "the function's ReservedConcurrentExecutions"
+
+
+def reserved_concurrency(cfn_function: lambda_.CfnFunction | None) -> int | Unknown | None:
+    """Return the function's reserved concurrency: None without one, Unknown if unreadable.
+
+    The ``Function`` L2 does not expose it; its ``CfnFunction`` (``node.default_child``)
+    does, in one call into jsii. ``cfn_function`` is None for an imported function.
+    """
+    if cfn_function is None:
+        return Unknown(_RESERVED, "is not known: the function is imported")
+    value = cfn_function.reserved_concurrent_executions
+    if value is None:
+        return None
+    if is_number_token(value) or not isinstance(value, int | float):
+        return Unknown(_RESERVED, "is an unresolved token (a parameter or an import)")
+    return int(value)
 
 
 def underlying_function(function: lambda_.IFunction) -> lambda_.Function | None:

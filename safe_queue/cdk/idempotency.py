@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
@@ -18,7 +19,11 @@ IDEMPOTENCY_ACTIONS = (
 IDEMPOTENCY_TABLE_ENV = "IDEMPOTENCY_TABLE_NAME"
 
 
-def idempotency_table(scope: Construct, function: lambda_.Function) -> dynamodb.Table:
+def idempotency_table(
+    scope: Construct,
+    function: lambda_.Function,
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+) -> dynamodb.Table:
     """Create the table Powertools' DynamoDBPersistenceLayer expects by default, and wire it."""
     table = dynamodb.Table(
         scope,
@@ -30,6 +35,7 @@ def idempotency_table(scope: Construct, function: lambda_.Function) -> dynamodb.
             point_in_time_recovery_enabled=True
         ),
         encryption=dynamodb.TableEncryption.AWS_MANAGED,
+        removal_policy=removal_policy,
     )
     table.grant(function, *IDEMPOTENCY_ACTIONS)
     function.add_environment(IDEMPOTENCY_TABLE_ENV, table.table_name)

@@ -10,19 +10,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from safe_queue.cdk._values import Refusals, is_string_token, type_error
 from safe_queue.engine import (
     FunctionFacts,
     Level,
     MappingFacts,
     QueueFacts,
     RedriveFacts,
+    Unknown,
     evaluate,
     limits,
 )
 from safe_queue.engine.rules import Finding, recommended_visibility_timeout
 from safe_queue.errors import SafeQueueConfigError
 
-__all__ = ["Bound", "Plan", "plan"]
+__all__ = [
+    "FIFO_SUFFIX",
+    "QUEUE_NAME_MAX_LENGTH",
+    "Bound",
+    "Plan",
+    "plan",
+    "queue_name",
+]
 
 
 @dataclass(frozen=True)
@@ -34,7 +43,7 @@ class Bound:
     >>> Bound("batch_size", 1, 10, note="without max_batching_window").check(11)
     Traceback (most recent call last):
     ...
-    safe_queue.SafeQueueConfigError: batch_size is 11; allowed 1..10 without ...
+    safe_queue.SafeQueueConfigError: batch_size is 11; allowed 1..10 without ... Fix: ...
     """
 
     setting: str
@@ -42,15 +51,18 @@ class Bound:
     high: int
     unit: str = ""
     note: str = ""
+    fix: str = ""
+    """What to do instead; default: set the setting within the range."""
 
     def check(self, value: int) -> int:
         """Return ``value`` if ``low <= value <= high``, else raise SafeQueueConfigError."""
         if self.low <= value <= self.high:
             return value
         note = f" {self.note}" if self.note else ""
+        fix = self.fix or f"set {self.setting} within {self.low}..{self.high}{self.unit}"
         raise SafeQueueConfigError(
             f"{self.setting} is {value}{self.unit}; allowed {self.low}..{self.high}{self.unit}"
-            f"{note}."
+            f"{note}. Fix: {fix}."
         )
 
 
@@ -61,6 +73,8 @@ FUNCTION_TIMEOUT = Bound(
     limits.FUNCTION_TIMEOUT_MAX,
     " s",
     "(Lambda's limit; the function's `timeout`, or `function_timeout`)",
+    f"give the function a timeout of {limits.FUNCTION_TIMEOUT_MIN}..{limits.FUNCTION_TIMEOUT_MAX}"
+    " s (or pass that as function_timeout for an imported function)",
 )
 BATCHING_WINDOW = Bound("max_batching_window", 0, limits.BATCHING_WINDOW_MAX, " s")
 _BATCH_SIZE_FIFO = Bound("batch_size", 1, limits.BATCH_SIZE_MAX_FIFO, note="on a FIFO queue")
@@ -127,6 +141,9 @@ class Plan:
     visibility_timeout: int
     max_message_age: int
     warnings: tuple[Finding, ...]
+    """The engine's warnings and infos about the pair (errors are refused)."""
+    max_concurrency_from_reserved: bool = False
+    """True when :attr:`max_concurrency` is the function's reserved concurrency."""
 
     @property
     def max_time_to_dead_letter(self) -> int:
@@ -135,8 +152,11 @@ class Plan:
 
     @property
     def reported_rule_ids(self) -> tuple[str, ...]:
-        """The rule ids the construct reports itself (as annotations), for "one verdict"."""
-        return tuple(dict.fromkeys(w.rule_id for w in self.warnings))
+        """The ids of the warnings the construct reports itself, for "one verdict".
+
+        Infos (``safe-queue:unchecked``) are left out: another surface may know more.
+        """
+        return tuple(dict.fromkeys(w.rule_id for w in self.warnings if w.level is Level.WARNING))
 
 
 def plan(
@@ -153,40 +173,72 @@ def plan(
     fifo: bool,
     content_based_deduplication: bool,
     max_message_age: int | None,
+    reserved_concurrency: int | Unknown | None = None,
+    has_filters: bool = False,
+    refusals: Refusals | None = None,
 ) -> Plan:
     """Validate the props (plain values) and derive the rest.
+
+    Each prop is checked against its range on its own, and every refusal is collected in
+    ``refusals`` (settings already refused there, e.g. for their type, are skipped); the
+    engine's rules, which combine props, run once every prop is valid on its own. With any
+    refusal, one :class:`~safe_queue.SafeQueueConfigError` lists them all.
+
+    With ``reserved_concurrency`` R and no ``max_concurrency``, ``max_concurrency`` is R
+    when R is a valid maximum concurrency (2..1,000); otherwise the engine's concurrency
+    rules report it.
 
     Examples
     --------
     >>> p = plan(function_timeout=180, batch_size=5, batching_window=2, max_concurrency=None,
     ...     max_receive_count=5, retention_period=345_600, dead_letter_retention_period=1_209_600,
     ...     visibility_timeout=None, report_batch_item_failures=True, fifo=False,
-    ...     content_based_deduplication=False, max_message_age=None)
-    >>> p.visibility_timeout, p.max_time_to_dead_letter, p.warnings
-    (1082, 5410, ())
+    ...     content_based_deduplication=False, max_message_age=None, reserved_concurrency=20)
+    >>> p.visibility_timeout, p.max_time_to_dead_letter, p.max_concurrency, p.warnings
+    (1082, 5410, 20, ())
     """
-    FUNCTION_TIMEOUT.check(function_timeout)
-    BATCHING_WINDOW.check(batching_window)
-    if fifo and batching_window > 0:
-        raise SafeQueueConfigError(
-            f"max_batching_window is {batching_window} s on a FIFO queue; Lambda supports no"
-            " batching window for FIFO queues. Fix: omit max_batching_window, or use fifo=False."
-        )
-    if content_based_deduplication and not fifo:
-        raise SafeQueueConfigError(
-            "content_based_deduplication is True on a standard queue; it exists only on FIFO"
-            " queues. Fix: set fifo=True, or drop content_based_deduplication."
-        )
-    batch_size_bound(fifo=fifo, batching_window=batching_window).check(batch_size)
-    if max_concurrency is not None:
-        _MAX_CONCURRENCY.check(max_concurrency)
-    _MAX_RECEIVE_COUNT.check(max_receive_count)
-    _RETENTION.check(retention_period)
-    _DEAD_LETTER_RETENTION.check(dead_letter_retention_period)
-    if visibility_timeout is None:
-        visibility_timeout = recommended_visibility_timeout(function_timeout, batching_window)
-    _VISIBILITY_TIMEOUT.check(visibility_timeout)
+    refused = Refusals() if refusals is None else refusals
 
+    def check(key: str, bound: Bound, value: int) -> None:
+        if key not in refused.settings:
+            refused.attempt(key, bound.check, value)
+
+    check("function_timeout", FUNCTION_TIMEOUT, function_timeout)
+    check("max_batching_window", BATCHING_WINDOW, batching_window)
+    if fifo and batching_window > 0 and not {"fifo", "max_batching_window"} & refused.settings:
+        refused.add(
+            "max_batching_window",
+            f"max_batching_window is {batching_window} s on a FIFO queue; Lambda supports no"
+            " batching window for FIFO queues. Fix: omit max_batching_window, or use fifo=False.",
+        )
+    if content_based_deduplication and not fifo and "fifo" not in refused.settings:
+        refused.add(
+            "content_based_deduplication",
+            "content_based_deduplication is True on a standard queue; it exists only on FIFO"
+            " queues. Fix: set fifo=True, or drop content_based_deduplication.",
+        )
+    check("batch_size", batch_size_bound(fifo=fifo, batching_window=batching_window), batch_size)
+    if max_concurrency is not None:
+        check("max_concurrency", _MAX_CONCURRENCY, max_concurrency)
+    check("max_receive_count", _MAX_RECEIVE_COUNT, max_receive_count)
+    check("retention_period", _RETENTION, retention_period)
+    check("dead_letter_retention_period", _DEAD_LETTER_RETENTION, dead_letter_retention_period)
+    if visibility_timeout is None:  # derived from valid inputs, it is always in range
+        visibility_timeout = recommended_visibility_timeout(function_timeout, batching_window)
+    else:
+        check("visibility_timeout", _VISIBILITY_TIMEOUT, visibility_timeout)
+    if max_message_age is not None and "retention_period" not in refused.settings:
+        check("max_message_age", _max_message_age(retention_period), max_message_age)
+    if refused:
+        raise refused.error()
+
+    from_reserved = (
+        max_concurrency is None
+        and isinstance(reserved_concurrency, int)
+        and _MAX_CONCURRENCY.low <= reserved_concurrency <= _MAX_CONCURRENCY.high
+    )
+    if from_reserved:
+        max_concurrency = reserved_concurrency  # type: ignore[assignment]
     # The engine judges the pair this consumer would synthesize, as any surface would.
     findings = [
         with_prop_hint(f)
@@ -201,27 +253,25 @@ def plan(
                         QueueFacts(retention_period=dead_letter_retention_period, fifo=fifo),
                     ),
                 ),
-                function=FunctionFacts(timeout=function_timeout),
+                function=FunctionFacts(
+                    timeout=function_timeout, reserved_concurrency=reserved_concurrency
+                ),
                 batch_size=batch_size,
                 batching_window=batching_window,
                 report_batch_item_failures=report_batch_item_failures,
                 max_concurrency=max_concurrency,
+                has_filters=has_filters,
             )
         )
     ]
-    errors = [f for f in findings if f.level is Level.ERROR]
-    if errors:
-        raise SafeQueueConfigError(" ".join(f"{f.message} [{f.rule_id}]" for f in errors))
+    for finding in findings:
+        if finding.level is Level.ERROR:
+            refused.add(finding.rule_id, f"{finding.message} [{finding.rule_id}]")
+    if refused:
+        raise refused.error()
 
     if max_message_age is None:
         max_message_age = min(max_receive_count * visibility_timeout, retention_period // 2)
-    Bound(
-        "max_message_age",
-        1,
-        retention_period - 1,
-        " s",
-        f"(below retention_period {retention_period} s, or messages expire before it fires)",
-    ).check(max_message_age)
     return Plan(
         function_timeout=function_timeout,
         batching_window=batching_window,
@@ -233,4 +283,67 @@ def plan(
         visibility_timeout=visibility_timeout,
         max_message_age=max_message_age,
         warnings=tuple(f for f in findings if f.level is not Level.ERROR),
+        max_concurrency_from_reserved=from_reserved,
     )
+
+
+def _max_message_age(retention_period: int) -> Bound:
+    return Bound(
+        "max_message_age",
+        1,
+        retention_period - 1,
+        " s",
+        f"(below retention_period {retention_period} s, or messages expire before it fires)",
+        f"set max_message_age below {retention_period} s, or omit it to derive it",
+    )
+
+
+# SQS API Reference, CreateQueue: QueueName up to 80 characters, alphanumerics, hyphens and
+# underscores; a FIFO queue's name ends with ".fifo", which counts towards the 80.
+QUEUE_NAME_MAX_LENGTH = 80
+FIFO_SUFFIX = ".fifo"
+_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+
+
+def queue_name(setting: str, name: str, fifo: bool) -> str:
+    """Return the queue name CloudFormation gets: ``.fifo`` added on FIFO queues; validated.
+
+    A token (a parameter, an import) is used as given: it cannot be checked at synth time.
+
+    Examples
+    --------
+    >>> queue_name("queue_name", "orders", True)
+    'orders.fifo'
+    >>> queue_name("queue_name", "orders.fifo", False)
+    Traceback (most recent call last):
+    ...
+    safe_queue.SafeQueueConfigError: queue_name is 'orders.fifo': ... Fix: ...
+    """
+    if not isinstance(name, str):
+        raise type_error(setting, name, "a str", f"{setting}='orders', or omit it")
+    if is_string_token(name):
+        return name
+    base = name.removesuffix(FIFO_SUFFIX)
+    if not fifo and base != name:
+        raise SafeQueueConfigError(
+            f"{setting} is {name!r}: only FIFO queue names end with {FIFO_SUFFIX}. Fix: drop"
+            f" {FIFO_SUFFIX}, or set fifo=True."
+        )
+    full = f"{base}{FIFO_SUFFIX}" if fifo else base
+    longest = QUEUE_NAME_MAX_LENGTH - (len(FIFO_SUFFIX) if fifo else 0)
+    bad = sorted(set(base) - _NAME_CHARACTERS)
+    if not base or len(full) > QUEUE_NAME_MAX_LENGTH or bad:
+        problem = (
+            f"has characters SQS refuses ({''.join(bad)!r})"
+            if bad
+            else f"is {len(full)} characters long" + (f" with {FIFO_SUFFIX}" if fifo else "")
+        )
+        raise SafeQueueConfigError(
+            f"{setting} is {name!r}: it {problem}; SQS allows 1..{QUEUE_NAME_MAX_LENGTH}"
+            " characters of letters, digits, - and _"
+            + (f", {FIFO_SUFFIX} included" if fifo else "")
+            + f". Fix: use at most {longest} such characters"
+            + (f" before {FIFO_SUFFIX}" if fifo else "")
+            + ", or omit it to let CloudFormation name the queue."
+        )
+    return full
