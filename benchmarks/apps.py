@@ -49,29 +49,53 @@ def add_consumer(scope: cdk.Stack, index: int, consumer_function: lambda_.Functi
     )
 
 
+_ACKNOWLEDGED = cdk.Validations.ACKNOWLEDGED_RULES_METADATA_KEY
+
+
 def add_hand_wired(scope: cdk.Stack, index: int, consumer_function: lambda_.Function) -> None:
-    """The resources SafeQueueConsumer makes, written with plain aws-cdk-lib."""
+    """The resources SafeQueueConsumer makes, written with plain aws-cdk-lib.
+
+    The same template as :func:`add_consumer` but for the logical ids (checked by
+    ``tests/test_consumer_baseline.py``), and the same cdk-nag acknowledgements, so that the
+    ratio measures what the construct adds and nothing else.
+    """
+    path = f"{scope.node.path}/Consumer{index}"
+    visibility = 6 * 180 + 2
     dead_letter = sqs.Queue(
         scope,
         f"Dlq{index}",
         retention_period=cdk.Duration.days(14),
         encryption=sqs.QueueEncryption.SQS_MANAGED,
         enforce_ssl=True,
+        removal_policy=cdk.RemovalPolicy.RETAIN,
     )
     queue = sqs.Queue(
         scope,
         f"Queue{index}",
-        visibility_timeout=cdk.Duration.seconds(6 * 180 + 2),
+        visibility_timeout=cdk.Duration.seconds(visibility),
         retention_period=cdk.Duration.days(4),
         dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letter, max_receive_count=5),
         encryption=sqs.QueueEncryption.SQS_MANAGED,
         enforce_ssl=True,
+        removal_policy=cdk.RemovalPolicy.RETAIN,
     )
+    cfn_queue = queue.node.default_child
+    assert isinstance(cfn_queue, sqs.CfnQueue)
+    cfn_queue.add_metadata("safe-queue:derived-function-timeout", 180)
     consumer_function.add_event_source(
         event_sources.SqsEventSource(
             queue, batch_size=5, max_batching_window=WINDOW, report_batch_item_failures=True
         )
     )
+    mapping = consumer_function.node.children[-1]
+    dead_letter.node.add_metadata(
+        _ACKNOWLEDGED, {"Serverless::Serverless-SQSRedrivePolicy": "a dead-letter queue"}
+    )
+    mapping.node.add_metadata(
+        _ACKNOWLEDGED,
+        {"Serverless::Serverless-LambdaEventSourceMappingDestination": "SQS: the DLQ"},
+    )
+    consumer_function.add_environment("SAFE_QUEUE_VISIBILITY_TIMEOUT", str(visibility))
     minute = cdk.Duration.minutes(1)
     at_least = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
     cloudwatch.Alarm(
@@ -84,15 +108,48 @@ def add_hand_wired(scope: cdk.Stack, index: int, consumer_function: lambda_.Func
         evaluation_periods=1,
         comparison_operator=at_least,
         treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarm_description=f"Messages in the dead-letter queue of {path}: each failed 5"
+        " receives. Inspect them, fix the consumer, then redrive them to the source queue.",
     )
     cloudwatch.Alarm(
         scope,
         f"AgeAlarm{index}",
         metric=queue.metric_approximate_age_of_oldest_message(period=minute, statistic="Maximum"),
-        threshold=5 * 1082,
+        threshold=5 * visibility,
         evaluation_periods=1,
         comparison_operator=at_least,
         treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarm_description=f"The oldest message in {path} is {5 * visibility} s old or more:"
+        " the consumer is falling behind, disabled or throttled, and messages expire after"
+        " 345600 s.",
+    )
+    five_minutes = cdk.Duration.minutes(5)
+    cloudwatch.Alarm(
+        scope,
+        f"RedeliveryAlarm{index}",
+        metric=cloudwatch.MathExpression(
+            expression="IF(received >= 10, 100 * (received - deleted) / received, 0)",
+            using_metrics={
+                "received": queue.metric_number_of_messages_received(
+                    period=five_minutes, statistic="Sum"
+                ),
+                "deleted": queue.metric_number_of_messages_deleted(
+                    period=five_minutes, statistic="Sum"
+                ),
+            },
+            period=five_minutes,
+            label="Received and not deleted (%)",
+        ),
+        threshold=10,
+        evaluation_periods=3,
+        datapoints_to_alarm=3,
+        comparison_operator=at_least,
+        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarm_description=f"At least 10 % of the messages received from {path} were not"
+        " deleted, in 3 periods of 5 minutes in a row: messages are delivered again"
+        " (visibility expired while processing, throttling, failed batches). Check the"
+        " function's duration, errors and throttles; see RedeliveryDiagnosis in the"
+        " function's logs.",
     )
 
 

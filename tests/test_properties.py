@@ -29,6 +29,8 @@ props_strategy = st.fixed_dictionaries(
         "visibility_timeout": st.integers(0, 43_200),
         "max_message_age": st.integers(1, 14 * DAY),
         "report_batch_item_failures": st.booleans(),
+        "max_concurrency": st.integers(1, 1001),
+        "reserved_concurrency": st.integers(0, 1001),
     },
 )
 
@@ -42,7 +44,11 @@ DURATIONS = {
 
 
 def by_type(template: dict[str, Any], kind: str) -> list[dict[str, Any]]:
-    return [r["Properties"] for r in template["Resources"].values() if r["Type"] == kind]
+    return [r["Properties"] for r in by_type_resources(template, kind)]
+
+
+def by_type_resources(template: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [r for r in template["Resources"].values() if r["Type"] == kind]
 
 
 @settings(
@@ -57,6 +63,11 @@ def test_accepted_inputs_synthesize_safe_templates(raw: dict[str, Any]):
     raw = dict(raw)
     stack = make_stack()
     function = make_function(stack, "Fn", cdk.Duration.seconds(raw.pop("function_timeout")))
+    reserved = raw.pop("reserved_concurrency", None)
+    if reserved is not None:
+        function_l1 = function.node.default_child
+        assert isinstance(function_l1, cdk.aws_lambda.CfnFunction)
+        function_l1.reserved_concurrent_executions = reserved
     props = {k: cdk.Duration.seconds(v) if k in DURATIONS else v for k, v in raw.items()}
     # WHEN a consumer is built
     try:
@@ -97,11 +108,79 @@ def test_accepted_inputs_synthesize_safe_templates(raw: dict[str, Any]):
     (age_alarm,) = [
         a
         for a in by_type(template, "AWS::CloudWatch::Alarm")
-        if a["MetricName"] == "ApproximateAgeOfOldestMessage"
+        if a.get("MetricName") == "ApproximateAgeOfOldestMessage"
     ]
     assert 1 <= age_alarm["Threshold"] < retention
     assert 1 <= mapping["BatchSize"] <= (10 if raw["fifo"] or window == 0 else 10_000)
+    # the mapping never takes more than the reserved concurrency lets run, unless told to
+    scaling = mapping.get("ScalingConfig", {}).get("MaximumConcurrency")
+    if "max_concurrency" in raw:
+        assert scaling == raw["max_concurrency"]
+    elif reserved is not None and 2 <= reserved <= 1000:
+        assert scaling == reserved
+    else:
+        assert scaling is None
+    # the queues survive a stack deletion; the function knows its queue's visibility timeout
+    for queue in by_type_resources(template, "AWS::SQS::Queue"):
+        assert queue["DeletionPolicy"] == "Retain"
+    variables = lambda_props["Environment"]["Variables"]
+    assert variables["SAFE_QUEUE_VISIBILITY_TIMEOUT"] == str(visibility)
+    assert len(by_type(template, "AWS::CloudWatch::Alarm")) == 3
     if raw["fifo"]:
         assert window == 0
+        for queue in queues:
+            assert len(queue["QueueName"]) <= 80
+            assert queue["QueueName"].endswith(".fifo")
         assert source["FifoQueue"] is True
         assert dead_letter["FifoQueue"] is True
+
+
+ANYTHING = (
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 100_000)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5)
+    | st.builds(cdk.Duration.seconds, st.integers(0, 100_000))
+)
+PROPS = [
+    "function_timeout",
+    "batch_size",
+    "max_batching_window",
+    "max_concurrency",
+    "max_receive_count",
+    "retention_period",
+    "dead_letter_retention_period",
+    "visibility_timeout",
+    "report_batch_item_failures",
+    "fifo",
+    "content_based_deduplication",
+    "max_message_age",
+    "alarm_topic",
+    "idempotency",
+    "removal_policy",
+    "encryption_key",
+    "queue_name",
+    "dead_letter_queue_name",
+    "filters",
+]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.dictionaries(st.sampled_from(PROPS), ANYTHING, max_size=4))
+def test_any_value_of_any_type_is_accepted_or_refused_clearly(props: dict[str, Any]):
+    # GIVEN values of any type for up to four props
+    stack = make_stack()
+    function = make_function(stack, "Fn", cdk.Duration.seconds(60))
+    # WHEN a consumer is built  THEN it is built, or refused with a SafeQueueConfigError
+    # (never a jsii, attribute or type error) and leaves nothing in the tree
+    try:
+        SafeQueueConsumer(stack, "Consumer", function=function, **props)
+    except SafeQueueConfigError as error:
+        message = str(error)
+        assert message.startswith("SafeQueueConsumer Test/Consumer: ")
+        assert "Fix: " in message
+        assert stack.node.try_find_child("Consumer") is None
+        event("refused")
+    else:
+        event("accepted")

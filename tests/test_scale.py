@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks.apps import consumers_app
 
-RESOURCES_PER_CONSUMER_WITH_FUNCTION = 11  # 2 queues, 2 queue policies, 2 alarms, 1 mapping,
+RESOURCES_PER_CONSUMER_WITH_FUNCTION = 12  # 2 queues, 2 queue policies, 3 alarms, 1 mapping,
 # and the function's role, policy, function and log group (benchmarks/README.md)
 
 
@@ -71,15 +71,15 @@ def test_the_large_app_passes_the_checks(large_app: tuple[Path, dict[str, Any]])
 
 
 def test_a_stack_past_500_resources_fails_the_synth_with_cdks_error():
-    # GIVEN 46 consumers with their functions in one stack: 46 x 11 = 506 resources
-    app = consumers_app(46, per_stack=46)
+    # GIVEN 42 consumers with their functions in one stack: 42 x 12 = 504 resources
+    app = consumers_app(42, per_stack=42)
     # WHEN it is synthesized  THEN CDK refuses it, before any deployment, with the counts
     with pytest.raises(RuntimeError) as raised:
         app.synth()
     message = str(raised.value)
     assert message.startswith("TooManyResourcesInStack: ")
     assert re.search(
-        r"Number of resources in stack 'Consumers0': 506 is greater than allowed maximum of 500",
+        r"Number of resources in stack 'Consumers0': 504 is greater than allowed maximum of 500",
         message,
     )
-    assert "AWS::SQS::Queue (92)" in message
+    assert "AWS::SQS::Queue (84)" in message
