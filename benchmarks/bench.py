@@ -39,6 +39,36 @@ def synth_seconds(build: Callable[[str], cdk.App]) -> float:
         return time.perf_counter() - started
 
 
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds() -> float:
+    """CPU time (user + system) of this process and of its children still running (the jsii
+    kernel, a node process): on a shared machine it moves far less than the wall time."""
+    own = os.times()
+    total = own.user + own.system
+    pid = os.getpid()
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return total
+    for child in children:
+        try:
+            fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime
+    return total
+
+
+def synth_cpu_and_wall(build: Callable[[str], cdk.App]) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as outdir:
+        gc.collect()
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        build(outdir).synth()
+        return cpu_seconds() - cpu, time.perf_counter() - wall
+
+
 def process_seconds(*args: str) -> float:
     """Wall time of a whole `python app.py`-like process: start, import, build, synth."""
     started = time.perf_counter()
@@ -69,11 +99,32 @@ def compare(
     return median_a, median_b
 
 
+def compare_cpu(
+    label: str, a: Callable[[str], cdk.App], b: Callable[[str], cdk.App], repeat: int
+) -> None:
+    """Median wall and CPU time (Python + jsii kernel) of a and b, interleaved."""
+    synth_cpu_and_wall(a)  # warm-up
+    synth_cpu_and_wall(b)
+    runs_a, runs_b = [], []
+    for _ in range(repeat):
+        runs_a.append(synth_cpu_and_wall(a))
+        runs_b.append(synth_cpu_and_wall(b))
+    cpu_a, wall_a = (statistics.median(r[i] for r in runs_a) for i in (0, 1))
+    cpu_b, wall_b = (statistics.median(r[i] for r in runs_b) for i in (0, 1))
+    print(
+        f"| {label} | {wall_a:.2f} s | {wall_b:.2f} s | {wall_a / wall_b:.3f} |"
+        f" {cpu_a:.2f} s | {cpu_b:.2f} s | {cpu_a / cpu_b:.3f} |"
+    )
+
+
 def ratio(repeat: int) -> None:
-    print("\nIn one process, after warm-up (build + synth):")
-    print("\n| consumers | SafeQueueConsumer | hand-wired | ratio |\n|---|---|---|---|")
+    print("\nIn one process, after warm-up (build + synth), wall and CPU (Python + node):")
+    print(
+        "\n| consumers | SafeQueueConsumer | hand-wired | ratio | CPU construct | CPU hand |"
+        " CPU ratio |\n|---|---|---|---|---|---|---|"
+    )
     for count in (1, 10, 50):
-        compare(
+        compare_cpu(
             str(count),
             lambda outdir, n=count: consumers_app(n, outdir=outdir),
             lambda outdir, n=count: consumers_app(n, hand_wired=True, outdir=outdir),

@@ -29,9 +29,9 @@ from safe_queue.cdk._values import (
     type_error,
     whole_seconds,
 )
+from safe_queue.cdk.function import function_properties, underlying_function
 from safe_queue.cdk.function import function_timeout as read_function_timeout
 from safe_queue.cdk.function import reserved_concurrency as read_reserved_concurrency
-from safe_queue.cdk.function import underlying_function
 from safe_queue.cdk.idempotency import IDEMPOTENCY_TABLE_ENV, idempotency_table
 from safe_queue.engine import Level, limits
 from safe_queue.engine.rules import function_timeout_unchanged, recommended_visibility_timeout
@@ -50,7 +50,8 @@ __all__ = [
 _ONE_MINUTE = Duration.minutes(1)
 
 # The redelivery alarm: the share of received messages that were not deleted, per period.
-REDELIVERY_ALARM_PERIOD = Duration.minutes(5)
+_REDELIVERY_ALARM_PERIOD_MINUTES = 5
+REDELIVERY_ALARM_PERIOD = Duration.minutes(_REDELIVERY_ALARM_PERIOD_MINUTES)
 """Period of the redelivery alarm's metrics (sums over 5 minutes)."""
 REDELIVERY_ALARM_THRESHOLD_PERCENT = 10
 """Alarm when at least 10 % of the received messages were not deleted, ..."""
@@ -196,10 +197,20 @@ _MAPPING_OWNERS: weakref.WeakValueDictionary[tuple[str, str], SafeQueueConsumer]
 )
 
 
+# Consumers not yet in _MAPPING_OWNERS: their tokens are read (two calls into jsii each) on
+# the first lookup, so that apps that never look a mapping up do not pay for it.
+_UNREGISTERED: list[weakref.ref[SafeQueueConsumer]] = []
+
+
 def consumer_of_mapping(event_source_arn: Any, function_name: Any) -> SafeQueueConsumer | None:
     """Return the SafeQueueConsumer that built the mapping with these L1 properties, if any."""
     if not isinstance(event_source_arn, str) or not isinstance(function_name, str):
         return None
+    while _UNREGISTERED:
+        consumer = _UNREGISTERED.pop()()
+        if consumer is not None:
+            key = (consumer.queue.queue_arn, consumer.function.function_name)
+            _MAPPING_OWNERS[key] = consumer
     return _MAPPING_OWNERS.get((event_source_arn, function_name))
 
 
@@ -414,15 +425,19 @@ class SafeQueueConsumer(Construct):
         own_function: lambda_.Function | None = None
         cfn_function: lambda_.CfnFunction | None = None
         timeout: int = limits.FUNCTION_TIMEOUT_DEFAULT
+        properties: Any = None
         if implements(function, lambda_.IFunction):
             own_function = underlying_function(function)
+            cfn_function, properties = function_properties(own_function)
             read = refusals.attempt(
-                "function_timeout", read_function_timeout, function, own_function, function_timeout
+                "function_timeout",
+                read_function_timeout,
+                function,
+                own_function,
+                function_timeout,
+                properties,
             )
             timeout = timeout if read is None else read
-            if own_function is not None:
-                child = own_function.node.default_child
-                cfn_function = child if isinstance(child, lambda_.CfnFunction) else None
         else:
             refusals.add(
                 "function",
@@ -527,7 +542,7 @@ class SafeQueueConsumer(Construct):
                 ),
                 max_message_age=seconds("max_message_age", max_message_age),
                 reserved_concurrency=(
-                    read_reserved_concurrency(cfn_function) if not refusals else None
+                    read_reserved_concurrency(properties) if not refusals else None
                 ),
                 has_filters=bool(filters),
                 refusals=refusals,
@@ -538,12 +553,13 @@ class SafeQueueConsumer(Construct):
         super().__init__(scope, id)
         self._plan: planning.Plan = plan
         self._function = function
-        annotations = Annotations.of(self)
-        for finding in plan.warnings:
-            if finding.level is Level.WARNING:
-                annotations.add_warning_v2(finding.rule_id, finding.message)
-            else:
-                annotations.add_info_v2(finding.rule_id, finding.message)
+        if plan.warnings:
+            annotations = Annotations.of(self)
+            for finding in plan.warnings:
+                if finding.level is Level.WARNING:
+                    annotations.add_warning_v2(finding.rule_id, finding.message)
+                else:
+                    annotations.add_info_v2(finding.rule_id, finding.message)
 
         queue_name, dead_letter_queue_name = names
         if is_fifo and (queue_name is None or dead_letter_queue_name is None):
@@ -607,7 +623,7 @@ class SafeQueueConsumer(Construct):
         # SqsEventSource adds the mapping as the function's newest child.
         self._mapping: lambda_.EventSourceMapping = function.node.children[-1]  # type: ignore[assignment]
         assert isinstance(self._mapping, lambda_.EventSourceMapping)
-        _MAPPING_OWNERS[(self.queue.queue_arn, function.function_name)] = self
+        _UNREGISTERED.append(weakref.ref(self))
         _acknowledge_false_positives(self.dead_letter_queue, self._mapping)
 
         self.dead_letter_alarm = cloudwatch.Alarm(
@@ -658,7 +674,7 @@ class SafeQueueConsumer(Construct):
             alarm_description=(
                 f"At least {REDELIVERY_ALARM_THRESHOLD_PERCENT} % of the messages received from"
                 f" {path} were not deleted, in {REDELIVERY_ALARM_EVALUATION_PERIODS} periods of"
-                f" {REDELIVERY_ALARM_PERIOD.to_minutes()} minutes in a row: messages are"
+                f" {_REDELIVERY_ALARM_PERIOD_MINUTES} minutes in a row: messages are"
                 " delivered again (visibility expired while processing, throttling, failed"
                 " batches). Check the function's duration, errors and throttles; see"
                 " RedeliveryDiagnosis in the function's logs."

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
 
@@ -9,23 +12,42 @@ from safe_queue.cdk._values import is_number_token, whole_seconds
 from safe_queue.engine import Unknown, limits
 from safe_queue.errors import SafeQueueConfigError
 
-__all__ = ["function_timeout", "reserved_concurrency", "underlying_function"]
+__all__ = [
+    "function_properties",
+    "function_timeout",
+    "reserved_concurrency",
+    "underlying_function",
+]
 
 _RESERVED = "the function's ReservedConcurrentExecutions"
 
 
-def reserved_concurrency(cfn_function: lambda_.CfnFunction | None) -> int | Unknown | None:
+def function_properties(own: lambda_.Function | None) -> tuple[lambda_.CfnFunction | None, Any]:
+    """Return the function's ``CfnFunction`` and its L1 properties (camelCase keys).
+
+    Reading all L1 properties is one call into jsii; reading ``timeout`` (a ``Duration``, then
+    its seconds) and ``reserved_concurrent_executions`` separately would be three.
+    """
+    if own is None:
+        return None, None
+    child = own.node.default_child
+    if not isinstance(child, lambda_.CfnFunction):
+        return None, None
+    return child, child._cfn_properties
+
+
+def reserved_concurrency(properties: Mapping[str, Any] | None) -> int | Unknown | None:
     """Return the function's reserved concurrency: None without one, Unknown if unreadable.
 
-    The ``Function`` L2 does not expose it; its ``CfnFunction`` (``node.default_child``)
-    does, in one call into jsii. ``cfn_function`` is None for an imported function.
+    The ``Function`` L2 does not expose it; its ``CfnFunction`` does. ``properties`` are
+    the L1 properties (:func:`function_properties`), None for an imported function.
     """
-    if cfn_function is None:
+    if properties is None:
         return Unknown(_RESERVED, "is not known: the function is imported")
-    value = cfn_function.reserved_concurrent_executions
+    value = properties.get("reservedConcurrentExecutions")
     if value is None:
         return None
-    if is_number_token(value) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) or is_number_token(value):
         return Unknown(_RESERVED, "is an unresolved token (a parameter or an import)")
     return int(value)
 
@@ -42,11 +64,16 @@ def underlying_function(function: lambda_.IFunction) -> lambda_.Function | None:
 
 
 def function_timeout(
-    function: lambda_.IFunction, own: lambda_.Function | None, given: Duration | None
+    function: lambda_.IFunction,
+    own: lambda_.Function | None,
+    given: Duration | None,
+    properties: Mapping[str, Any] | None = None,
 ) -> int:
     """Return the function's timeout in seconds: its own, else ``given``; refuse a conflict.
 
-    ``own`` is :func:`underlying_function` of ``function`` (looked up once by the caller).
+    ``own`` is :func:`underlying_function` of ``function`` (looked up once by the caller);
+    ``properties`` its L1 properties (:func:`function_properties`), read instead of the L2's
+    ``timeout`` when given (they are equal while the consumer is built).
     """
     if own is None:
         if given is None:
@@ -57,12 +84,22 @@ def function_timeout(
                 f"{limits.FUNCTION_TIMEOUT_MAX} s)."
             )
         return whole_seconds("function_timeout", given)
-    own_timeout = own.timeout
-    timeout = (
-        limits.FUNCTION_TIMEOUT_DEFAULT
-        if own_timeout is None
-        else whole_seconds("function timeout", own_timeout)
-    )
+    if properties is not None:
+        raw = properties.get("timeout")
+        if raw is not None and (is_number_token(raw) or not isinstance(raw, int | float)):
+            raise SafeQueueConfigError(
+                "function timeout is an unresolved token; safe_queue needs its value at synth"
+                " time to derive the queue's settings. Fix: give the function a concrete"
+                " timeout, e.g. Duration.seconds(180), instead of a parameter or an import."
+            )
+        timeout = limits.FUNCTION_TIMEOUT_DEFAULT if raw is None else int(raw)
+    else:
+        own_timeout = own.timeout
+        timeout = (
+            limits.FUNCTION_TIMEOUT_DEFAULT
+            if own_timeout is None
+            else whole_seconds("function timeout", own_timeout)
+        )
     given_seconds = None if given is None else whole_seconds("function_timeout", given)
     if given_seconds is not None and given_seconds != timeout:
         raise SafeQueueConfigError(
