@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
@@ -99,6 +100,31 @@ def compare(
     return median_a, median_b
 
 
+def jsii_calls(build: Callable[[str], cdk.App]) -> int:
+    """Round trips between Python and the jsii kernel to build and synthesize the app.
+
+    Deterministic, unlike times on a shared machine, and the dominant cost of a CDK app in
+    Python: each is a message to the node process and back (~0.2-0.5 ms).
+    """
+    from jsii._kernel.providers import process
+
+    original = process._NodeProcess.send
+    count = 0
+
+    def counting(self: Any, request: Any, response_type: Any) -> Any:
+        nonlocal count
+        count += 1
+        return original(self, request, response_type)
+
+    process._NodeProcess.send = counting  # type: ignore[method-assign]
+    try:
+        with tempfile.TemporaryDirectory() as outdir:
+            build(outdir).synth()
+    finally:
+        process._NodeProcess.send = original  # type: ignore[method-assign]
+    return count
+
+
 def compare_cpu(
     label: str, a: Callable[[str], cdk.App], b: Callable[[str], cdk.App], repeat: int
 ) -> None:
@@ -130,6 +156,11 @@ def ratio(repeat: int) -> None:
             lambda outdir, n=count: consumers_app(n, hand_wired=True, outdir=outdir),
             repeat,
         )
+    print("\nRound trips into jsii (build + synth), per consumer at 50 consumers:")
+    construct = jsii_calls(lambda outdir: consumers_app(50, outdir=outdir))
+    hand = jsii_calls(lambda outdir: consumers_app(50, hand_wired=True, outdir=outdir))
+    print("\n| SafeQueueConsumer | hand-wired | ratio |\n|---|---|---|")
+    print(f"| {construct / 50:.1f} | {hand / 50:.1f} | {construct / hand:.3f} |")
     print("\nWhole process, as `cdk synth` runs the app (start + import + build + synth):")
     print("\n| consumers | SafeQueueConsumer | hand-wired | ratio |\n|---|---|---|---|")
     for count in (1, 50):

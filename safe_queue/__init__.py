@@ -17,11 +17,13 @@ from safe_queue.errors import SafeQueueConfigError
 if TYPE_CHECKING:
     from safe_queue.cdk.checks import SafeQueueChecks
     from safe_queue.cdk.consumer import SafeQueueConsumer, derive_visibility_timeout
+    from safe_queue.cdk.dashboard import SafeQueueDashboard
 
 __all__ = [
     "SafeQueueChecks",
     "SafeQueueConfigError",
     "SafeQueueConsumer",
+    "SafeQueueDashboard",
     "derive_visibility_timeout",
 ]
 
@@ -31,6 +33,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "SafeQueueChecks": "safe_queue.cdk.checks",
     "SafeQueueConsumer": "safe_queue.cdk.consumer",
+    "SafeQueueDashboard": "safe_queue.cdk.dashboard",
     "derive_visibility_timeout": "safe_queue.cdk.consumer",
 }
 

@@ -13,12 +13,13 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from cfnlint.api import ManualArgs, lint_all, lint_file
 
 from example.stack import InvoiceRenderingStack
-from safe_queue import SafeQueueConsumer
+from safe_queue import SafeQueueConsumer, SafeQueueDashboard
 
 from .conftest import CDK_CONTEXT, make_function
 
@@ -46,6 +47,10 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     imported = lambda_.Function.from_function_arn(
         shapes, "ImportedFn", "arn:aws:lambda:eu-west-1:123456789012:function:render"
     )
+    reserved_function = make_function(shapes, "ReservedFn", cdk.Duration.seconds(30))
+    reserved_l1 = reserved_function.node.default_child
+    assert isinstance(reserved_l1, lambda_.CfnFunction)
+    reserved_l1.reserved_concurrent_executions = 10
     consumers = [
         example.consumer,
         SafeQueueConsumer(
@@ -70,7 +75,19 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
             retention_period=cdk.Duration.days(1),
             dead_letter_retention_period=cdk.Duration.days(14),
         ),
+        # the props of issue 12: a customer-managed key, names, filters, reserved concurrency
+        SafeQueueConsumer(
+            shapes,
+            "Encrypted",
+            function=reserved_function,
+            encryption_key=kms.Key(shapes, "QueueKey", enable_key_rotation=True),
+            queue_name="orders",
+            dead_letter_queue_name="orders-failed",
+            filters=[lambda_.FilterCriteria.filter({"body": {"kind": ["invoice"]}})],
+            removal_policy=cdk.RemovalPolicy.DESTROY,
+        ),
     ]
+    SafeQueueDashboard(shapes, "Dashboard", consumers=consumers)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
     # the example's own function has findings (see the last test), so the synth fails
     with pytest.raises(RuntimeError, match="ValidationFailed"):

@@ -2,5 +2,11 @@
 
 from safe_queue.cdk.checks import SafeQueueChecks
 from safe_queue.cdk.consumer import SafeQueueConsumer, derive_visibility_timeout
+from safe_queue.cdk.dashboard import SafeQueueDashboard
 
-__all__ = ["SafeQueueChecks", "SafeQueueConsumer", "derive_visibility_timeout"]
+__all__ = [
+    "SafeQueueChecks",
+    "SafeQueueConsumer",
+    "SafeQueueDashboard",
+    "derive_visibility_timeout",
+]
