@@ -88,6 +88,10 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
         ),
     ]
     SafeQueueDashboard(shapes, "Dashboard", consumers=consumers)
+    # a user who filters acknowledges that unmatched messages are deleted, as documented
+    cdk.Annotations.of(consumers[-1]).acknowledge_warning(
+        "safe-queue:filter-deletes-unmatched", "only invoices are sent to this queue"
+    )
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
     # the example's own function has findings (see the last test), so the synth fails
     with pytest.raises(RuntimeError, match="ValidationFailed"):

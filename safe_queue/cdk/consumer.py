@@ -485,7 +485,7 @@ class SafeQueueConsumer(Construct):
         ):
             names.append(
                 None
-                if name is None
+                if name is None or "fifo" in refusals.settings  # the suffix depends on it
                 else refusals.attempt(setting, planning.queue_name, setting, name, is_fifo)
             )
         if names[0] is not None and names[0] == names[1]:
