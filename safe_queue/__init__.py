@@ -3,11 +3,20 @@
 ``SafeQueueConsumer`` derives the queue's settings from the consuming function;
 ``derive_visibility_timeout`` is the formula on its own; ``SafeQueueChecks`` is an Aspect
 that checks every SQS -> Lambda mapping of an app, however it was built.
+
+The public names are resolved lazily (PEP 562), so ``import safe_queue.engine`` or the
+``safe-queue`` CLI never loads ``aws_cdk``.
 """
 
-from safe_queue._validation import SafeQueueConfigError
-from safe_queue.checks import SafeQueueChecks
-from safe_queue.consumer import SafeQueueConsumer, derive_visibility_timeout
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from safe_queue._validation import SafeQueueConfigError
+    from safe_queue.checks import SafeQueueChecks
+    from safe_queue.consumer import SafeQueueConsumer, derive_visibility_timeout
 
 __all__ = [
     "SafeQueueChecks",
@@ -17,3 +26,23 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "SafeQueueChecks": "safe_queue.checks",
+    "SafeQueueConfigError": "safe_queue._validation",
+    "SafeQueueConsumer": "safe_queue.consumer",
+    "derive_visibility_timeout": "safe_queue.consumer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'safe_queue' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
