@@ -28,6 +28,7 @@ RUNS: list[list[str]] = [
     [str(FIXTURES / "rules.json")],
     [str(FIXTURES / "intrinsics.yaml")],
     [str(FIXTURES / "sam_globals.yaml")],
+    [str(FIXTURES / "sam_sns_subscription.yaml")],
     [str(FIXTURES / "parameters.yaml")],
     [str(FIXTURES / "cloud-assembly")],
 ]

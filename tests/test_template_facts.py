@@ -321,3 +321,38 @@ Resources:
     assert checked["Unknown"].facts.function == Unknown(
         "the function", "other-teams-fn is not defined in these templates"
     )
+
+
+def test_sam_sns_sqs_subscription_generates_a_queue_and_a_mapping() -> None:
+    # GIVEN SNS events with SqsSubscription (true, and an existing queue), and one without
+    checked = by_id("sam_sns_subscription.yaml")
+    # THEN SAM's mapping ids, its generated queue with AWS's defaults, or the given queue
+    assert set(checked) == {
+        "NotifyFnGeneratedEventSourceMapping",
+        "NotifyFnExistingEventSourceMapping",
+    }
+    generated = checked["NotifyFnGeneratedEventSourceMapping"]
+    assert generated.facts.queue == QueueFacts(name="NotifyFnGeneratedQueue")
+    assert generated.source.line == 20
+    existing = checked["NotifyFnExistingEventSourceMapping"].facts
+    assert existing.queue == QueueFacts(name="OwnQueue", visibility_timeout=360)
+    assert existing.batch_size == 1
+    assert existing.function == FunctionFacts(name="NotifyFn", timeout=60)
+
+
+def test_sam_sqs_event_without_a_queue_is_unchecked(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+Resources:
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties:
+      Events:
+        Work: {Type: SQS, Properties: {BatchSize: 1}}
+""",
+    )
+    (mapping,) = mappings([path])[1]
+    assert mapping.facts.queue == Unknown(
+        "the queue", "is not set (the mapping has no EventSourceArn, the event no Queue)"
+    )

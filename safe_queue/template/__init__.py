@@ -77,12 +77,13 @@ def mappings(
     """
     templates = expand_paths(paths)
     deployment = Deployment(templates, parameters)
+    # Find every mapping first: SAM's generated queues are added to their templates here.
+    sources = [source for template in templates for source in find_mappings(template)]
     checked: list[CheckedMapping] = []
-    for template in templates:
-        for source in find_mappings(template):
-            mapping = build_mapping(deployment, source)
-            if mapping is not None:
-                checked.append(mapping)
+    for source in sources:
+        mapping = build_mapping(deployment, source)
+        if mapping is not None:
+            checked.append(mapping)
     return templates, checked
 
 

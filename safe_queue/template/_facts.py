@@ -10,6 +10,7 @@ from typing import Any
 from safe_queue.engine.facts import FunctionFacts, MappingFacts, QueueFacts, RedriveFacts, Unknown
 from safe_queue.template._load import TemplateFile
 from safe_queue.template._resolve import (
+    QUEUE_TYPE,
     SAM_FUNCTION,
     Deployment,
     Located,
@@ -102,7 +103,7 @@ class CheckedMapping:
 
 def find_mappings(template: TemplateFile) -> Iterator[MappingSource]:
     """Every event source mapping of a template, SAM ``Type: SQS`` events included."""
-    for logical_id, resource in template.resources.items():
+    for logical_id, resource in list(template.resources.items()):  # SAM may add queues
         kind = resource.get("Type")
         properties = resource.get("Properties")
         properties = properties if isinstance(properties, dict) else {}
@@ -124,28 +125,58 @@ def find_mappings(template: TemplateFile) -> Iterator[MappingSource]:
             if not isinstance(events, dict):
                 continue
             for event_name, event in events.items():
-                if not isinstance(event, dict) or event.get("Type") != "SQS":
+                if not isinstance(event, dict):
                     continue
-                event_properties = event.get("Properties")
-                event_properties = event_properties if isinstance(event_properties, dict) else {}
-                mapping = {
-                    "EventSourceArn": event_properties.get("Queue"),
-                    "FunctionName": {"Ref": logical_id},
-                    **{
-                        name: event_properties[name]
-                        for name in _SAM_SQS_PROPERTIES
-                        if name in event_properties
-                    },
-                }
-                yield MappingSource(
-                    template,
-                    f"{logical_id}{event_name}",
-                    template.lines.get(f"{logical_id}/Events/{event_name}")
-                    or template.lines.get(logical_id),
-                    mapping,
-                    metadata,
-                    condition,
-                )
+                line = template.lines.get(
+                    f"{logical_id}/Events/{event_name}"
+                ) or template.lines.get(logical_id)
+                mapping = _sam_event_mapping(template, logical_id, event_name, event, condition)
+                if mapping is not None:
+                    yield MappingSource(template, mapping[0], line, mapping[1], metadata, condition)
+
+
+def _sam_event_mapping(
+    template: TemplateFile,
+    function_id: str,
+    event_name: str,
+    event: dict[str, Any],
+    condition: str | None,
+) -> tuple[str, dict[str, Any]] | None:
+    """Return the mapping SAM generates for ``Type: SQS``, or SNS with ``SqsSubscription``.
+
+    For ``SqsSubscription: true`` SAM also generates the queue (``<Fn><Event>Queue``, no
+    properties); it is added to the template's resources so the mapping can reach it.
+    """
+    properties = event.get("Properties")
+    properties = properties if isinstance(properties, dict) else {}
+    function_name = {"Ref": function_id}
+    if event.get("Type") == "SQS":
+        return f"{function_id}{event_name}", {
+            "EventSourceArn": properties.get("Queue"),
+            "FunctionName": function_name,
+            **{name: properties[name] for name in _SAM_SQS_PROPERTIES if name in properties},
+        }
+    subscription = properties.get("SqsSubscription")
+    if event.get("Type") != "SNS" or subscription in (None, False):
+        return None
+    mapping_id = f"{function_id}{event_name}EventSourceMapping"
+    if subscription is True:
+        queue_id = f"{function_id}{event_name}Queue"
+        queue: dict[str, Any] = {"Type": QUEUE_TYPE, "Properties": {}}
+        if condition:
+            queue["Condition"] = condition
+        template.resources.setdefault(queue_id, queue)
+        return mapping_id, {
+            "EventSourceArn": {"Fn::GetAtt": [queue_id, "Arn"]},
+            "FunctionName": function_name,
+        }
+    if not isinstance(subscription, dict):
+        return None
+    return mapping_id, {
+        "EventSourceArn": subscription.get("QueueArn"),
+        "FunctionName": function_name,
+        **{name: subscription[name] for name in ("BatchSize", "Enabled") if name in subscription},
+    }
 
 
 class _Builder:
@@ -238,7 +269,11 @@ class _Builder:
         if _NOT_SQS & properties.keys() or "EventSourceArn" not in properties:
             return None
         arn = self.value(template, properties["EventSourceArn"])
-        queue_found = self.deployment.find_queue(arn, self.trace)
+        queue_found = (
+            self.deployment.find_queue(arn, self.trace)
+            if arn is not None
+            else Unresolved("is not set (the mapping has no EventSourceArn, the event no Queue)")
+        )
         if isinstance(queue_found, NotQueue):
             return None
         queue: QueueFacts | Unknown = (
