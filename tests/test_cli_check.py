@@ -125,6 +125,11 @@ def test_unreadable_input_exits_2_with_one_line_naming_the_file(
         (["--format", "xml", "t.yaml"], "invalid choice: 'xml'"),
         (["--fail-on", "info", "t.yaml"], "invalid choice: 'info'"),
         (["--parameter", "NoEquals", "t.yaml"], "'NoEquals' is not NAME=VALUE"),
+        (
+            ["--parameter", "RenderTimout=200", str(FIXTURES / "seed000_fixed.yaml")],
+            "--parameter RenderTimout: no template declares it (declared: RenderTimeout,"
+            " RenderVisibilityTimeout). Fix: use a declared name.",
+        ),
     ],
 )
 def test_usage_errors_exit_2(

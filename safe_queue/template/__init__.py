@@ -51,12 +51,32 @@ from safe_queue.template._resolve import Deployment
 __all__ = [
     "CheckedMapping",
     "MappingSource",
+    "ParameterError",
     "TemplateError",
     "TemplateFile",
     "check_paths",
     "load_template",
     "mappings",
 ]
+
+
+class ParameterError(ValueError):
+    """A parameter value was given for a name that no template declares (a typo?)."""
+
+
+def _check_parameter_names(templates: list[TemplateFile], parameters: Mapping[str, str]) -> None:
+    declared: set[str] = set()
+    for template in templates:
+        section = template.body.get("Parameters")
+        if isinstance(section, dict):
+            declared.update(str(name) for name in section)
+    unknown = sorted(set(parameters) - declared)
+    if unknown:
+        raise ParameterError(
+            f"--parameter {', '.join(unknown)}: no template declares"
+            f" {'it' if len(unknown) == 1 else 'them'} (declared:"
+            f" {', '.join(sorted(declared)) or 'none'}). Fix: use a declared name."
+        )
 
 
 def mappings(
@@ -74,8 +94,11 @@ def mappings(
     ------
     TemplateError
         A path is missing, unreadable, unparseable or not a template.
+    ParameterError
+        ``parameters`` names a parameter that no template declares.
     """
     templates = expand_paths(paths)
+    _check_parameter_names(templates, parameters or {})
     deployment = Deployment(templates, parameters)
     # Find every mapping first: SAM's generated queues are added to their templates here.
     sources = [source for template in templates for source in find_mappings(template)]
@@ -119,6 +142,8 @@ def check_paths(
     ------
     TemplateError
         A path is missing, unreadable, unparseable or not a template.
+    ParameterError
+        ``parameters`` names a parameter that no template declares.
     """
     templates, checked = mappings(paths, parameters)
     report = Report(sources=[template.path for template in templates])

@@ -78,11 +78,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``check`` with parsed arguments; returns the exit code."""
-    from safe_queue.template import TemplateError, check_paths
+    from safe_queue.template import ParameterError, TemplateError, check_paths
 
     try:
         report = check_paths([Path(path) for path in args.paths], dict(args.parameter))
-    except TemplateError as error:
+    except (TemplateError, ParameterError) as error:
         print(f"safe-queue check: error: {error}", file=sys.stderr)
         return 2
     output = render(report, args.format)
