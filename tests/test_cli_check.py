@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from safe_queue.cli import main
@@ -275,3 +275,21 @@ def test_check_runs_with_cdk_unimportable_and_loads_no_cdk_boto3_or_cfnlint() ->
     assert completed.returncode == 1, completed.stderr
     assert json.loads(completed.stdout)["summary"]["mappings_checked"] == 6
     assert "LOADED []" in completed.stderr
+
+
+@pytest.mark.parametrize("flag", ["--help", "--version"])
+def test_help_and_version_exit_0(capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    assert main([flag]) == 0
+    assert "safe-queue" in capsys.readouterr().out
+
+
+def test_check_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--fail-on {error,warning,never}" in out
+    assert "2  usage error, or a file that is missing, unreadable or unparseable" in out
+
+
+def test_no_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "required: COMMAND" in capsys.readouterr().err

@@ -143,3 +143,8 @@ def test_broken_manifest_is_reported_with_its_line(tmp_path: Path) -> None:
     with pytest.raises(TemplateError, match="could not parse JSON") as caught:
         expand_paths([tmp_path])
     assert caught.value.line == 3
+
+
+def test_a_path_given_twice_is_read_once() -> None:
+    path = FIXTURES / "seed000_queue_stack.yaml"
+    assert len(expand_paths([path, str(path), FIXTURES / "." / path.name])) == 1

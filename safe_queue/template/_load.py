@@ -313,8 +313,13 @@ def expand_paths(paths: Sequence[str | Path]) -> list[TemplateFile]:
         A path is missing, unreadable or unparseable.
     """
     templates: list[TemplateFile] = []
+    seen: set[Path] = set()
     for given in paths:
         path = Path(given)
+        key = path.resolve()
+        if key in seen:  # the same file twice would export every name twice
+            continue
+        seen.add(key)
         if path.is_dir():
             templates.extend(_load_assembly(path, str(path)))
         elif path.name == "manifest.json" and path.is_file():
