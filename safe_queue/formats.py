@@ -190,8 +190,8 @@ def _sarif(report: Report) -> dict[str, Any]:
             physical: dict[str, Any] = {
                 "artifactLocation": {"uri": _uri(finding.template)},
             }
-            if finding.line is not None:
-                physical["region"] = {"startLine": finding.line}
+            # GitHub code scanning requires a startLine: the file's first line when unknown.
+            physical["region"] = {"startLine": finding.line or 1}
             result["locations"] = [{"physicalLocation": physical, "logicalLocations": logical}]
         else:
             result["locations"] = [{"logicalLocations": logical}]

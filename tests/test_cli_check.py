@@ -293,3 +293,18 @@ def test_check_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str])
 def test_no_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "required: COMMAND" in capsys.readouterr().err
+
+
+def test_sarif_location_without_a_known_line_points_at_the_file() -> None:
+    from safe_queue.engine.rules import Finding, Level
+    from safe_queue.formats import render
+    from safe_queue.report import Report, ReportedFinding
+
+    finding = Finding("safe-queue:no-dead-letter-queue", Level.WARNING, "No RedrivePolicy.")
+    report = Report(
+        [ReportedFinding(finding, "Mapping", "template.json", None)], 1, ["template.json"]
+    )
+    log = json.loads(render(report, "sarif"))
+    (location,) = log["runs"][0]["results"][0]["locations"]
+    assert location["physicalLocation"]["region"] == {"startLine": 1}
+    jsonschema.validate(log, sarif_schema(), cls=jsonschema.Draft4Validator)
