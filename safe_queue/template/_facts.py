@@ -91,11 +91,13 @@ class CheckedMapping:
     source: MappingSource
     facts: MappingFacts
     extra: dict[str, Any]
+    construct_metadata: dict[str, Any] = field(default_factory=dict)
+    """The ``safe-queue:*`` metadata a SafeQueueConsumer wrote (on its source queue)."""
 
     @property
     def reported_by_construct(self) -> frozenset[str]:
-        """Rule ids listed in the mapping's ``Metadata["safe-queue:reported"]``."""
-        reported = self.source.metadata.get(REPORTED_KEY)
+        """Rule ids listed in ``Metadata["safe-queue:reported"]`` of the consumer's queue."""
+        reported = self.construct_metadata.get(REPORTED_KEY)
         if not isinstance(reported, list):
             return frozenset()
         return frozenset(item for item in reported if isinstance(item, str))
@@ -297,6 +299,16 @@ class _Builder:
                 f"The mapping has Condition {source.condition}; checked as if it is created."
             )
         scaling = self.value(template, properties.get("ScalingConfig"))
+        # A SafeQueueConsumer records what it derived on its source queue (the mapping is
+        # the function's child, possibly in another stack); the mapping's own is read too.
+        construct_metadata = {
+            key: value
+            for key, value in {
+                **source.metadata,
+                **(queue_found.metadata if isinstance(queue_found, Located) else {}),
+            }.items()
+            if key.startswith("safe-queue:")
+        }
         facts = MappingFacts(
             queue=queue,
             function=function,
@@ -318,7 +330,7 @@ class _Builder:
                 )
             ),
             has_filters=self._has_filters(properties),
-            derived_function_timeout=_derived_timeout(source.metadata),
+            derived_function_timeout=_derived_timeout(construct_metadata),
             notes=tuple(self.trace.notes),
         )
         extra: dict[str, Any] = {
@@ -337,7 +349,11 @@ class _Builder:
             extra["stack"] = template.stack
         if self.trace.parameters:
             extra["parameters"] = dict(self.trace.parameters)
-        return CheckedMapping(source, facts, extra)
+        if construct_metadata and isinstance(queue_found, Located):
+            # where a CDK app shows the finding: on the consumer, through its queue
+            extra["construct_resource"] = queue_found.logical_id
+            extra["construct_template"] = queue_found.template.path
+        return CheckedMapping(source, facts, extra, construct_metadata)
 
     def _response_types(self, properties: dict[str, Any]) -> bool | Unknown | None:
         types = self.value(self.source.template, properties.get("FunctionResponseTypes"))

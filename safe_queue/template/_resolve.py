@@ -32,6 +32,7 @@ __all__ = [
 QUEUE_TYPE = "AWS::SQS::Queue"
 SAM_FUNCTION = "AWS::Serverless::Function"
 FUNCTION_TYPES = ("AWS::Lambda::Function", SAM_FUNCTION)
+_ARN_NAME_INDEX = 6  # arn:aws:lambda:region:account:function:NAME
 _ALIAS = "AWS::Lambda::Alias"
 _VERSION = "AWS::Lambda::Version"
 _PSEUDO = frozenset(
@@ -79,6 +80,12 @@ class Reference:
         """The resource's ``Type``."""
         return str(self.template.resources[self.logical_id].get("Type", ""))
 
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The resource's ``Metadata`` (empty when absent)."""
+        metadata = self.template.resources[self.logical_id].get("Metadata")
+        return metadata if isinstance(metadata, dict) else {}
+
     def __str__(self) -> str:
         suffix = f".{self.attribute}" if self.attribute else ""
         return f"${{{self.logical_id}{suffix}}}"
@@ -118,6 +125,12 @@ class Located:
     def type(self) -> str:
         """The resource's ``Type``."""
         return str(self.template.resources[self.logical_id].get("Type", ""))
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The resource's ``Metadata`` (empty when absent)."""
+        metadata = self.template.resources[self.logical_id].get("Metadata")
+        return metadata if isinstance(metadata, dict) else {}
 
 
 @dataclass
@@ -189,6 +202,8 @@ class Deployment:
                 return self._split(template, argument, trace, depth)
             if key == "Fn::ImportValue":
                 return self._import(template, argument, trace, depth)
+            if key == "Fn::GetStackOutput":
+                return self._stack_output(template, argument, trace, depth)
             if key == "Fn::FindInMap":
                 return self._find_in_map(template, argument, trace, depth)
             if key == "Fn::If":
@@ -333,6 +348,17 @@ class Deployment:
         source = self.resolve(template, argument[1], trace, depth + 1)
         if isinstance(source, Unresolved):
             return source
+        if (
+            delimiter == ":"
+            and isinstance(source, Reference)
+            and source.attribute in (None, "Arn")
+            and source.type in (*FUNCTION_TYPES, _ALIAS, _VERSION)
+        ):
+            # The ARN of a function, alias or version: arn:PARTITION:lambda:REGION:ACCOUNT:
+            # function:NAME[:QUALIFIER]. Its seventh part names the function (what
+            # aws-cdk-lib selects for an alias's FunctionName); the rest is not needed.
+            unknown = Unresolved("is a part of a Lambda ARN known only at deploy time")
+            return [unknown] * _ARN_NAME_INDEX + [source, unknown]
         if not isinstance(delimiter, str) or not isinstance(source, str):
             return Unresolved("is an Fn::Split of a value that is not known")
         return source.split(delimiter)
@@ -425,6 +451,29 @@ class Deployment:
             return Unresolved(f"is imported with Fn::ImportValue {name!r}, exported twice")
         exporter, value = exporters[0]
         return self.resolve(exporter, value, trace, depth + 1)
+
+    def _stack_output(
+        self, template: TemplateFile, argument: Any, trace: Trace, depth: int
+    ) -> Value:
+        """``Fn::GetStackOutput`` (CDK's weak cross-stack references): another stack's output."""
+        argument = argument if isinstance(argument, dict) else {}
+        stack_name = self.resolve(template, argument.get("StackName"), trace, depth + 1)
+        output_name = self.resolve(template, argument.get("OutputName"), trace, depth + 1)
+        if not isinstance(stack_name, str) or not isinstance(output_name, str):
+            return Unresolved("is read with Fn::GetStackOutput from a stack not known here")
+        for other in self.templates:
+            if other.scope != template.scope:
+                continue
+            if stack_name not in (other.stack, other.pseudo.get("AWS::StackName")):
+                continue
+            outputs = other.body.get("Outputs")
+            output = outputs.get(output_name) if isinstance(outputs, dict) else None
+            if isinstance(output, dict) and "Value" in output:
+                return self.resolve(other, output["Value"], trace, depth + 1)
+        return Unresolved(
+            f"is read with Fn::GetStackOutput from stack {stack_name} output {output_name},"
+            " which no template of this run has; pass that stack's template too"
+        )
 
     def exports(self) -> dict[str, list[tuple[TemplateFile, Any]]]:
         """Every ``Outputs.*.Export.Name`` of the run, with the template and its ``Value``."""
