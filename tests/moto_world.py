@@ -2,7 +2,7 @@
 
 The audit and the Config rule's handler are reached through AWS_ENDPOINT_URL, as a user
 would point them at an emulator. Import the fixtures into a test module with
-``from tests.moto_world import moto_endpoint  # noqa: F401``.
+``moto_endpoint = moto_world.moto_endpoint`` (an assignment, so ruff sees no redefinition).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class World:
             key: json.dumps(value) if isinstance(value, dict) else str(value)
             for key, value in attributes.items()
         }
-        url = self.sqs.create_queue(QueueName=name, Attributes=attrs)["QueueUrl"]
+        self.sqs.create_queue(QueueName=name, Attributes=attrs)
         return f"arn:aws:sqs:{self.region}:{ACCOUNT}:{name}"
 
     def redrive(self, dead_letter_arn: str, max_receive_count: int = 5) -> dict[str, Any]:

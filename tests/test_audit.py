@@ -20,7 +20,11 @@ from safe_queue.cli import main
 from safe_queue.engine import UNCHECKED, Level
 from safe_queue.live import IAM_ACTIONS, audit, iam_policy, queue_url
 from safe_queue.report import Report, ReportedFinding
-from tests.moto_world import (  # noqa: F401 (fixtures)
+from tests import moto_world
+from tests.moto_world import DLQ_RETENTION, Calls, World, deny, paginate_like_aws
+
+moto_endpoint = moto_world.moto_endpoint  # fixtures
+aws_environment = moto_world.aws_environment
     DLQ_RETENTION,
     Calls,
     World,
@@ -328,7 +332,8 @@ def test_cli_usage_errors_exit_2_with_one_line(
     assert code == 2
     assert out == ""
     assert expected in err
-    assert err.count("\n") == 1 and err.startswith("safe-queue audit: error:")
+    assert err.count("\n") == 1
+    assert err.startswith("safe-queue audit: error:")
 
 
 def test_cli_without_a_region_exits_2(
@@ -362,7 +367,8 @@ def test_cli_without_credentials_exits_2(
     code, out, err = run_cli(capsys, "--region", REGION)
     assert code == 2
     assert out == ""
-    assert "no AWS credentials found" in err and err.count("\n") == 1
+    assert "no AWS credentials found" in err
+    assert err.count("\n") == 1
 
 
 def test_cli_refused_credentials_exit_2(
