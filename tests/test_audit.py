@@ -25,14 +25,6 @@ from tests.moto_world import DLQ_RETENTION, Calls, World, deny, paginate_like_aw
 
 moto_endpoint = moto_world.moto_endpoint  # fixtures
 aws_environment = moto_world.aws_environment
-    DLQ_RETENTION,
-    Calls,
-    World,
-    aws_environment,
-    deny,
-    moto_endpoint,
-    paginate_like_aws,
-)
 
 REGION = "eu-west-1"
 OTHER_REGION = "eu-west-2"
