@@ -400,3 +400,24 @@ def test_the_live_modules_import_without_cdk() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "ok\n"
+
+
+def test_a_value_in_an_unexpected_shape_makes_the_mapping_unchecked_not_a_crash() -> None:
+    from safe_queue.engine import evaluate
+    from safe_queue.live.audit import _safe_mapping_facts
+
+    class Reader:
+        def queue(self, arn: str, region: str) -> Any:
+            raise ValueError("invalid literal for int() with base 10: 'abc'")
+
+    mapping = {
+        "UUID": "1234",
+        "EventSourceArn": f"arn:aws:sqs:{REGION}:123456789012:q",
+        "FunctionArn": f"arn:aws:lambda:{REGION}:123456789012:function:f",
+        "BatchSize": 1,
+    }
+    facts = _safe_mapping_facts(mapping, REGION, Reader())  # type: ignore[arg-type]
+    (finding,) = evaluate(facts)
+    assert finding.rule_id == UNCHECKED
+    assert "ValueError" in finding.message
+    assert "mapping 1234" in finding.message

@@ -386,6 +386,20 @@ def mapping_facts(mapping: Mapping[str, Any], region: str, reader: _Reader) -> M
     )
 
 
+def _safe_mapping_facts(mapping: Mapping[str, Any], region: str, reader: _Reader) -> MappingFacts:
+    """Build the facts; a value in an unexpected shape makes them unknown, not a crash."""
+    try:
+        return mapping_facts(mapping, region, reader)
+    except NoCredentialsError:
+        raise
+    except Exception as error:  # the audit goes on; the finding says what went wrong
+        unknown = Unknown(
+            f"the queue and function of mapping {mapping.get('UUID')}",
+            f"are unknown: reading them failed ({type(error).__name__}: {error})",
+        )
+        return MappingFacts(queue=unknown, function=unknown, name=str(mapping.get("UUID")))
+
+
 @dataclass(frozen=True)
 class AuditedMapping:
     """One audited SQS event source mapping and what the engine found.
@@ -509,7 +523,7 @@ def audit_mappings(
             )
             work = [(listing.region, m) for listing in listings for m in listing.mappings]
             futures = {
-                pool.submit(mapping_facts, mapping, region, reader): index
+                pool.submit(_safe_mapping_facts, mapping, region, reader): index
                 for index, (region, mapping) in enumerate(work)
             }
             facts: list[MappingFacts | None] = [None] * len(work)
