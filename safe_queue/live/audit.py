@@ -394,10 +394,19 @@ def _safe_mapping_facts(mapping: Mapping[str, Any], region: str, reader: _Reader
         raise
     except Exception as error:  # the audit goes on; the finding says what went wrong
         unknown = Unknown(
-            f"the queue and function of mapping {mapping.get('UUID')}",
+            f"the settings of mapping {mapping.get('UUID')}, its queue and its function",
             f"are unknown: reading them failed ({type(error).__name__}: {error})",
         )
-        return MappingFacts(queue=unknown, function=unknown, name=str(mapping.get("UUID")))
+        return MappingFacts(
+            queue=unknown,
+            function=unknown,
+            name=str(mapping.get("UUID")),
+            batch_size=unknown,
+            batching_window=unknown,
+            report_batch_item_failures=unknown,
+            max_concurrency=unknown,
+            has_filters=unknown,
+        )
 
 
 @dataclass(frozen=True)
