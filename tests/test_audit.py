@@ -380,6 +380,33 @@ def test_cli_refused_credentials_exit_2(
     assert "credentials were refused (UnrecognizedClientException)" in err
 
 
+def test_cli_unreachable_endpoint_exits_2(
+    audited: Audited, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the Lambda endpoint cannot be reached (raised at once instead of after retries)
+    from botocore.exceptions import EndpointConnectionError
+
+    original = boto3.Session
+
+    def offline_session(*args: Any, **kwargs: Any) -> boto3.Session:
+        session = original(*args, **kwargs)
+
+        def unreachable(**_: Any) -> None:
+            raise EndpointConnectionError(endpoint_url="http://127.0.0.1:9")
+
+        session.events.register("before-call.lambda.ListEventSourceMappings", unreachable)
+        return session
+
+    monkeypatch.setattr(boto3, "Session", offline_session)
+    code, out, err = run_cli(capsys, "--region", REGION)
+    assert code == 2
+    assert out == ""
+    assert err.startswith(
+        f"safe-queue audit: error: region {REGION}: cannot reach the Lambda endpoint"
+    )
+    assert err.count("\n") == 1
+
+
 def test_the_live_modules_import_without_cdk() -> None:
     # GIVEN aws_cdk, constructs and jsii cannot be imported
     blocker = (

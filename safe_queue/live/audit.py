@@ -40,7 +40,12 @@ from typing import Any, Final, Generic, TypeVar
 import boto3
 import botocore.loaders
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    EndpointConnectionError,
+    NoCredentialsError,
+)
 
 from safe_queue.engine import (
     UNCHECKED,
@@ -479,6 +484,11 @@ def _list_region(
                 " check that the region is enabled for the account"
             ) from None
         listing.failure = _region_unchecked(region, error)
+    except EndpointConnectionError as error:
+        raise AuditError(
+            f"region {region}: cannot reach the Lambda endpoint ({error}); check the network,"
+            " the region name and AWS_ENDPOINT_URL"
+        ) from None
     except BotoCoreError as error:
         listing.failure = _region_unchecked(region, error)
     return listing
@@ -492,11 +502,17 @@ def _region_unchecked(region: str, error: Exception) -> Finding:
         region,
         error,
     )
+    denied = "was denied" in reason.why
+    fix = (
+        "grant lambda:ListEventSourceMappings (see the audit's IAM policy)"
+        if denied
+        else "find out why the call failed (the error above)"
+    )
     return Finding(
         UNCHECKED,
         rule(UNCHECKED).level,
-        f"Not checked: {reason.what} {reason.why}, so none of its mappings was audited. Fix:"
-        " grant lambda:ListEventSourceMappings (see the audit's IAM policy), then audit again.",
+        f"Not checked: {reason.what} {reason.why}, so none of its mappings was audited."
+        f" Fix: {fix}, then audit again.",
     )
 
 

@@ -4,8 +4,8 @@
 [--format text|json|sarif] [--fail-on error|warning|never] [--progress]``
 
 Exit codes: 0 nothing at or above ``--fail-on``; 1 a finding at or above it; 2 a usage
-error, no credentials, credentials the account refuses, an unknown profile or an unknown
-region, each with one line on stderr.
+error, no credentials, credentials the account refuses, an unknown profile, an unknown
+region or an unreachable endpoint, each with one line on stderr.
 
 Regions: ``--region`` (repeatable), else the profile's or ``AWS_REGION``'s region;
 ``--all-regions`` takes every Lambda region of the session's partition from botocore's
