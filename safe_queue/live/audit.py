@@ -347,7 +347,7 @@ def _queue_facts(
     )
 
 
-def mapping_facts(mapping: Mapping[str, Any], region: str, reader: _Reader) -> MappingFacts:
+def _mapping_facts(mapping: Mapping[str, Any], region: str, reader: _Reader) -> MappingFacts:
     """Build one SQS mapping's facts from ``ListEventSourceMappings`` and the lookups."""
     queue_arn: str = mapping["EventSourceArn"]
     function_arn: str = mapping["FunctionArn"]
@@ -394,7 +394,7 @@ def mapping_facts(mapping: Mapping[str, Any], region: str, reader: _Reader) -> M
 def _safe_mapping_facts(mapping: Mapping[str, Any], region: str, reader: _Reader) -> MappingFacts:
     """Build the facts; a value in an unexpected shape makes them unknown, not a crash."""
     try:
-        return mapping_facts(mapping, region, reader)
+        return _mapping_facts(mapping, region, reader)
     except NoCredentialsError:
         raise
     except Exception as error:  # the audit goes on; the finding says what went wrong

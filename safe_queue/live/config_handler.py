@@ -47,6 +47,7 @@ from safe_queue.live.audit import AuditedMapping, audit_mappings, client_config,
 __all__ = [
     "ANNOTATION_MAX",
     "annotation",
+    "evaluate_and_report",
     "evaluations",
     "handler",
     "ordering_timestamp",
