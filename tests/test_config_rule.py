@@ -263,6 +263,8 @@ def put_evaluations(
     calls = Calls(session)
     summary = evaluate_and_report(event, session)
     (request,) = calls.params("config:PutEvaluations")
+    # every call the handler makes is one its role allows
+    assert set(calls.actions) == {*IAM_ACTIONS, "config:PutEvaluations"}
     assert request["ResultToken"] == "TESTMODE"
     assert request["TestMode"] is True
     return summary, {e["ComplianceResourceId"]: e for e in request["Evaluations"]}
