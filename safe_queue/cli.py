@@ -17,16 +17,17 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
+from safe_queue.live import command as audit_command
 from safe_queue.template import command as check_command
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
-SUBCOMMANDS: tuple[ModuleType, ...] = (
-    check_command,
-    # audit_command,  (safe_queue.live)
-    # redrive_command,
-)
+SUBCOMMANDS: tuple[ModuleType, ...] = (check_command, audit_command)
 """Each module registers one subcommand (``add_parser``) and runs it (``run``)."""
+
+# ``safe-queue redrive`` has its own parser and exit codes (safe_queue.redrive.main); it is
+# listed here for --help and handed its arguments whole.
+_REDRIVE = "redrive"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,6 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in SUBCOMMANDS:
         module.add_parser(subparsers)
+    subparsers.add_parser(
+        _REDRIVE,
+        add_help=False,
+        help="move a dead-letter queue's messages back to their source (see"
+        " `safe-queue redrive --help`)",
+    )
     return parser
 
 
@@ -52,9 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["check", "no-such-template.yaml"])
     2
     """
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == [_REDRIVE]:
+        from safe_queue import redrive
+
+        return redrive.main(arguments[1:])
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except SystemExit as stop:  # argparse: --help/--version (0) or a usage error (2)
         return stop.code if isinstance(stop.code, int) else 2
     try:

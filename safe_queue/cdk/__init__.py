@@ -1,6 +1,12 @@
 """The CDK surface: constructs and the synth-time checks (imports aws_cdk)."""
 
 from safe_queue.cdk.checks import SafeQueueChecks
+from safe_queue.cdk.config_rule import SafeQueueConfigRule
 from safe_queue.cdk.consumer import SafeQueueConsumer, derive_visibility_timeout
 
-__all__ = ["SafeQueueChecks", "SafeQueueConsumer", "derive_visibility_timeout"]
+__all__ = [
+    "SafeQueueChecks",
+    "SafeQueueConfigRule",
+    "SafeQueueConsumer",
+    "derive_visibility_timeout",
+]
