@@ -370,6 +370,8 @@ class Deployment:
     ) -> bool | Unresolved:
         """Evaluate the template's condition ``name`` with the parameters' values."""
         conditions = template.body.get("Conditions")
+        if not isinstance(name, str):
+            return Unresolved(f"depends on the condition {name!r}, which is not a name")
         if not isinstance(conditions, dict) or name not in conditions:
             return Unresolved(f"depends on condition {name}, which the template does not define")
         result = self._evaluate(template, conditions[name], trace, depth + 1)
