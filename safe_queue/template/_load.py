@@ -197,7 +197,7 @@ _RESOURCES_KEY = re.compile(r'"Resources"\s*:\s*\{')
 
 
 def _json_lines(text: str, body: dict[str, Any]) -> dict[str, int]:
-    """Lines of each resource: the first ``"<id>": {`` after ``"Resources": {``.
+    """Lines of each resource (the first ``"<id>": {`` after ``"Resources": {``) and SAM event.
 
     One regex pass over the text; nested objects come after their resource's key, so the
     first match of an id is the resource itself (an id that is also a property name of an
@@ -208,16 +208,32 @@ def _json_lines(text: str, body: dict[str, Any]) -> dict[str, int]:
     if not isinstance(resources, dict) or start is None:
         return {}
     wanted = set(resources)
-    lines: dict[str, int] = {}
-    line, position = 1 + text.count("\n", 0, start.end()), start.end()
+    offsets: dict[str, int] = {}
     for match in _JSON_KEY.finditer(text, start.end()):
         key = match.group(1)
-        if key in wanted and key not in lines:
-            line += text.count("\n", position, match.start())
-            position = match.start()
-            lines[key] = line
-            if len(lines) == len(wanted):
+        if key in wanted and key not in offsets:
+            offsets[key] = match.start()
+            if len(offsets) == len(wanted):
                 break
+    for logical_id, offset in list(offsets.items()):
+        resource = resources[logical_id]
+        properties = resource.get("Properties") if isinstance(resource, dict) else None
+        events = properties.get("Events") if isinstance(properties, dict) else None
+        if not isinstance(events, dict):
+            continue
+        events_key = re.compile(r'"Events"\s*:\s*\{').search(text, offset)
+        for event_name in events if events_key else ():
+            found = re.compile(rf'"{re.escape(str(event_name))}"\s*:\s*\{{').search(
+                text, events_key.end() if events_key else offset
+            )
+            if found:
+                offsets[f"{logical_id}/Events/{event_name}"] = found.start()
+    lines: dict[str, int] = {}
+    line, position = 1, 0
+    for key, offset in sorted(offsets.items(), key=lambda item: item[1]):
+        line += text.count("\n", position, offset)
+        position = offset
+        lines[key] = line
     return lines
 
 
