@@ -356,3 +356,60 @@ Resources:
     assert mapping.facts.queue == Unknown(
         "the queue", "is not set (the mapping has no EventSourceArn, the event no Queue)"
     )
+
+
+def test_each_nested_stage_resolves_its_own_exports(tmp_path: Path) -> None:
+    # GIVEN two stages of one app, each exporting the same name from its own queue stack
+    import json
+
+    stages = {"Dev": 60, "Prod": 900}
+    artifacts = {}
+    for stage, visibility in stages.items():
+        directory = tmp_path / f"assembly-{stage}"
+        directory.mkdir()
+        queues = {
+            "Resources": {
+                "Q": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": visibility}}
+            },
+            "Outputs": {
+                "Arn": {"Value": {"Fn::GetAtt": ["Q", "Arn"]}, "Export": {"Name": "queue-arn"}}
+            },
+        }
+        consumer = {
+            "Resources": {
+                "Fn": {"Type": "AWS::Lambda::Function", "Properties": {"Timeout": 100}},
+                "Mapping": {
+                    "Type": "AWS::Lambda::EventSourceMapping",
+                    "Properties": {
+                        "EventSourceArn": {"Fn::ImportValue": "queue-arn"},
+                        "FunctionName": {"Ref": "Fn"},
+                    },
+                },
+            }
+        }
+        (directory / "Queues.template.json").write_text(json.dumps(queues))
+        (directory / "Consumer.template.json").write_text(json.dumps(consumer))
+        manifest = {
+            "artifacts": {
+                name: {
+                    "type": "aws:cloudformation:stack",
+                    "properties": {"templateFile": f"{name}.template.json"},
+                }
+                for name in ("Queues", "Consumer")
+            }
+        }
+        (directory / "manifest.json").write_text(json.dumps(manifest))
+        artifacts[f"assembly-{stage}"] = {
+            "type": "cdk:cloud-assembly",
+            "properties": {"directoryName": f"assembly-{stage}"},
+        }
+    (tmp_path / "manifest.json").write_text(json.dumps({"artifacts": artifacts}))
+    # WHEN the app's cloud assembly is checked
+    _, checked = mappings([tmp_path])
+    # THEN each stage's consumer reaches its own stage's queue
+    visibility = {
+        Path(mapping.source.template.path).parent.name: mapping.facts.queue.visibility_timeout
+        for mapping in checked
+        if isinstance(mapping.facts.queue, QueueFacts)
+    }
+    assert visibility == {"assembly-Dev": 60, "assembly-Prod": 900}
