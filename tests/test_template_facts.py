@@ -413,3 +413,38 @@ def test_each_nested_stage_resolves_its_own_exports(tmp_path: Path) -> None:
         if isinstance(mapping.facts.queue, QueueFacts)
     }
     assert visibility == {"assembly-Dev": 60, "assembly-Prod": 900}
+
+
+def test_a_source_that_cannot_be_read_is_unknown_not_ignored(tmp_path: Path) -> None:
+    # GIVEN a queue ARN from a custom resource, and a queue name two templates define
+    path = write(
+        tmp_path,
+        """\
+Resources:
+  Lookup: {Type: "Custom::QueueLookup", Properties: {ServiceToken: arn:aws:lambda:r:1:function:x}}
+  Fn: {Type: AWS::Lambda::Function}
+  FromCustom:
+    Type: AWS::Lambda::EventSourceMapping
+    Properties: {EventSourceArn: !GetAtt Lookup.Arn, FunctionName: !Ref Fn}
+  ByName:
+    Type: AWS::Lambda::EventSourceMapping
+    Properties: {EventSourceArn: "arn:aws:sqs:eu-west-1:123456789012:jobs", FunctionName: !Ref Fn}
+""",
+    )
+    for name in ("a.yaml", "b.yaml"):
+        write(
+            tmp_path,
+            "Resources:\n  Jobs: {Type: AWS::SQS::Queue, Properties: {QueueName: jobs}}\n",
+            name,
+        )
+    checked = {
+        m.source.logical_id: m
+        for m in mappings([path, tmp_path / "a.yaml", tmp_path / "b.yaml"])[1]
+    }
+    # THEN both are counted and unknown, with the reason
+    assert checked["FromCustom"].facts.queue == Unknown(
+        "the queue", "is Custom::QueueLookup Lookup, not an SQS queue"
+    )
+    queue = checked["ByName"].facts.queue
+    assert isinstance(queue, Unknown)
+    assert "is defined more than once in these templates (Jobs in" in queue.why

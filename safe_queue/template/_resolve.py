@@ -55,6 +55,16 @@ _UNSUPPORTED = (
     "Fn::Transform",
     "Fn::ForEach",
 )
+# Event sources that are not SQS: their mappings are not checked (and not counted).
+_NOT_QUEUE_TYPES = (
+    "AWS::Kinesis::",
+    "AWS::DynamoDB::",
+    "AWS::MSK::",
+    "AWS::AmazonMQ::",
+    "AWS::DocDB::",
+    "AWS::DocDBElastic::",
+)
+_NOT_QUEUE_SERVICES = frozenset({"kinesis", "dynamodb", "kafka", "mq", "rds", "docdb-elastic"})
 _SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _MAX_DEPTH = 20
 
@@ -466,9 +476,7 @@ class Deployment:
                         )
         return self._names.get((kind, name), [])
 
-    def find_queue(
-        self, value: Value, trace: Trace, depth: int = 0
-    ) -> Located | NotQueue | Unresolved:
+    def find_queue(self, value: Value) -> Located | NotQueue | Unresolved:
         """Find the queue an ARN (``EventSourceArn``, ``deadLetterTargetArn``...) refers to."""
         if isinstance(value, Unresolved):
             return value
@@ -481,22 +489,19 @@ class Deployment:
         if isinstance(value, Reference):
             if value.type == QUEUE_TYPE:
                 return Located(value.template, value.logical_id)
-            if value.type.startswith("AWS::SQS::") or value.type.startswith("AWS::Serverless"):
-                return Unresolved(f"is {value.type} {value.logical_id}, not an SQS queue")
-            return NotQueue(f"{value.type} {value.logical_id}")
+            if value.type.startswith(_NOT_QUEUE_TYPES):
+                return NotQueue(f"{value.type} {value.logical_id}")
+            return Unresolved(f"is {value.type} {value.logical_id}, not an SQS queue")
         if isinstance(value, str):
             return self._queue_by_arn(value)
         return Unresolved(f"is {value!r}, not a queue ARN")
 
     def _queue_by_arn(self, arn: str) -> Located | NotQueue | Unresolved:
         segments = _segments(arn)
-        if arn.startswith("arn:") and len(segments) >= 6 and segments[2] not in ("sqs", "*"):
+        if arn.startswith("arn:") and len(segments) >= 6 and segments[2] in _NOT_QUEUE_SERVICES:
             return NotQueue(arn)
         name = segments[-1].rsplit("/", 1)[-1]
-        found = self._named("queue", name) if name and "${" not in name else []
-        if len(found) == 1:
-            return found[0]
-        return Unresolved(f"{arn} is not defined in these templates")
+        return self._one_named("queue", name, arn)
 
     def find_function(self, value: Value, trace: Trace, depth: int = 0) -> Located | Unresolved:
         """Find the function a ``FunctionName`` refers to, through aliases and versions."""
@@ -536,10 +541,16 @@ class Deployment:
         segments = _segments(name)
         index = segments.index("function") if "function" in segments else -1
         short = segments[index + 1] if 0 <= index < len(segments) - 1 else segments[0]
-        found = self._named("function", short) if short and "${" not in short else []
+        return self._one_named("function", short, name)
+
+    def _one_named(self, kind: str, name: str, given: str) -> Located | Unresolved:
+        found = self._named(kind, name) if name and "${" not in name else []
         if len(found) == 1:
             return found[0]
-        return Unresolved(f"{name} is not defined in these templates")
+        if found:
+            where = ", ".join(f"{item.logical_id} in {item.template.path}" for item in found)
+            return Unresolved(f"{given} is defined more than once in these templates ({where})")
+        return Unresolved(f"{given} is not defined in these templates")
 
 
 class _Absent:
