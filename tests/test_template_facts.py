@@ -448,3 +448,13 @@ Resources:
     queue = checked["ByName"].facts.queue
     assert isinstance(queue, Unknown)
     assert "is defined more than once in these templates (Jobs in" in queue.why
+
+
+def test_check_paths_signature_is_the_one_the_cdk_plugin_calls() -> None:
+    import inspect
+
+    signature = inspect.signature(check_paths)
+    assert list(signature.parameters) == ["paths", "parameters", "skip_reported_by_construct"]
+    assert signature.parameters["parameters"].default is None
+    skip = signature.parameters["skip_reported_by_construct"]
+    assert (skip.kind, skip.default) == (inspect.Parameter.KEYWORD_ONLY, False)
