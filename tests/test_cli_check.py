@@ -31,6 +31,7 @@ RUNS: list[list[str]] = [
     [str(FIXTURES / "sam_sns_subscription.yaml")],
     [str(FIXTURES / "parameters.yaml")],
     [str(FIXTURES / "cloud-assembly")],
+    [str(FIXTURES / "nested-assembly")],
 ]
 
 

@@ -458,3 +458,17 @@ def test_check_paths_signature_is_the_one_the_cdk_plugin_calls() -> None:
     assert signature.parameters["parameters"].default is None
     skip = signature.parameters["skip_reported_by_construct"]
     assert (skip.kind, skip.default) == (inspect.Parameter.KEYWORD_ONLY, False)
+
+
+def test_cdk_nested_stacks_are_read_and_take_their_parameters_from_the_parent() -> None:
+    # GIVEN a stack with two NestedStacks: one found through the asset manifest (the
+    # TemplateURL's hash), one through aws:asset:path metadata
+    checked = by_id("nested-assembly")
+    # THEN both nested templates are checked, under their parent's artifact id
+    assert set(checked) == {"FnSqsEventSourceParentQueue1A2B3C4D", "JobsMapping"}
+    assert {m.extra["stack"] for m in checked.values()} == {"Parent"}
+    # AND a parameter the parent passes (the queue's ARN) resolves in the parent
+    consumer = checked["FnSqsEventSourceParentQueue1A2B3C4D"]
+    assert consumer.facts.queue == QueueFacts(name="Queue4A7E3555", visibility_timeout=30)
+    assert consumer.source.template.path.endswith("ParentConsumers1A2B3C4D.nested.template.json")
+    assert "parameters" not in consumer.extra  # nothing assumed: the parent gives the value

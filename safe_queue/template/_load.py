@@ -69,6 +69,9 @@ class TemplateFile:
         The (nested) cloud assembly directory it belongs to; ``""`` for a plain file.
     pseudo
         Known pseudo parameters (``AWS::StackName`` from the cloud assembly).
+    parent
+        For a CDK nested stack: the parent template and its ``AWS::CloudFormation::Stack``
+        logical id, whose ``Parameters`` give the nested template's parameter values.
     """
 
     path: str
@@ -77,6 +80,7 @@ class TemplateFile:
     stack: str | None = None
     scope: str = ""
     pseudo: dict[str, str] = field(default_factory=dict)
+    parent: tuple[TemplateFile, str] | None = None
 
     @property
     def resources(self) -> dict[str, Any]:
@@ -300,21 +304,67 @@ def _load_assembly(directory: Path, scope: str) -> Iterator[TemplateFile]:
     artifacts = manifest.get("artifacts") if isinstance(manifest, dict) else None
     if not isinstance(artifacts, dict):
         raise TemplateError(shown, None, "is not a cloud assembly manifest (no artifacts)")
+    assets = _asset_paths(directory, artifacts)
     for artifact_id, artifact in artifacts.items():
         if not isinstance(artifact, dict):
             continue
         properties = artifact.get("properties") or {}
         kind = artifact.get("type")
         if kind == "aws:cloudformation:stack" and properties.get("templateFile"):
-            yield load_template(
+            template = load_template(
                 directory / properties["templateFile"],
                 stack=artifact_id,
                 scope=scope,
                 stack_name=properties.get("stackName") or artifact_id,
             )
+            yield template
+            yield from _nested_stacks(directory, template, assets)
         elif kind == "cdk:cloud-assembly" and properties.get("directoryName"):
             nested = directory / properties["directoryName"]
             yield from _load_assembly(nested, str(nested))
+
+
+_ASSET_HASH = re.compile(r"([0-9a-f]{64})\.json")
+
+
+def _asset_paths(directory: Path, artifacts: dict[str, Any]) -> dict[str, str]:
+    """Asset hash -> file in the cloud assembly, from its asset manifests (nested templates)."""
+    paths: dict[str, str] = {}
+    for artifact in artifacts.values():
+        if not isinstance(artifact, dict) or artifact.get("type") != "cdk:asset-manifest":
+            continue
+        name = (artifact.get("properties") or {}).get("file")
+        try:
+            files = json.loads((directory / str(name)).read_text(encoding="utf-8")).get("files")
+        except (OSError, ValueError, AttributeError):
+            continue  # an asset manifest is not needed for the stacks themselves
+        for asset_hash, asset in (files or {}).items():
+            source = asset.get("source") if isinstance(asset, dict) else None
+            if isinstance(source, dict) and isinstance(source.get("path"), str):
+                paths[str(asset_hash)] = source["path"]
+    return paths
+
+
+def _nested_stacks(
+    directory: Path, parent: TemplateFile, assets: dict[str, str]
+) -> Iterator[TemplateFile]:
+    """Yield the templates of a stack's CDK ``NestedStack``s (and theirs) in the assembly."""
+    for logical_id, resource in parent.resources.items():
+        if resource.get("Type") != "AWS::CloudFormation::Stack":
+            continue
+        metadata = resource.get("Metadata")
+        path = metadata.get("aws:asset:path") if isinstance(metadata, dict) else None
+        if not isinstance(path, str):
+            found = _ASSET_HASH.search(
+                json.dumps((resource.get("Properties") or {}).get("TemplateURL"))
+            )
+            path = assets.get(found.group(1)) if found else None
+        if not path or not (directory / path).is_file():
+            continue
+        nested = load_template(directory / path, stack=parent.stack, scope=parent.scope)
+        nested.parent = (parent, logical_id)
+        yield nested
+        yield from _nested_stacks(directory, nested, assets)
 
 
 def expand_paths(paths: Sequence[str | Path]) -> list[TemplateFile]:

@@ -186,7 +186,7 @@ class Deployment:
         if len(node) == 1:
             ((key, argument),) = node.items()
             if key == "Ref":
-                return self._ref(template, argument, trace)
+                return self._ref(template, argument, trace, depth)
             if key == "Fn::GetAtt":
                 return self._get_att(template, argument, trace, depth)
             if key == "Fn::Sub":
@@ -210,7 +210,7 @@ class Deployment:
         }
         return {key: value for key, value in resolved.items() if value is not _ABSENT}
 
-    def _ref(self, template: TemplateFile, name: Any, trace: Trace) -> Value:
+    def _ref(self, template: TemplateFile, name: Any, trace: Trace, depth: int = 0) -> Value:
         if not isinstance(name, str):
             return Unresolved(f"is a Ref to {name!r}, which is not a name")
         if name == _NO_VALUE:
@@ -219,7 +219,7 @@ class Deployment:
             return template.pseudo.get(name, f"${{{name}}}")
         parameters = template.body.get("Parameters")
         if isinstance(parameters, dict) and name in parameters:
-            return self._parameter(name, parameters[name], trace)
+            return self._parameter(template, name, parameters[name], trace, depth)
         resources = template.resources
         if name in resources:
             return Reference(template, name)
@@ -228,9 +228,18 @@ class Deployment:
             return Reference(template, target)
         return Unresolved(f"is a Ref to {name}, which the template does not define")
 
-    def _parameter(self, name: str, declaration: Any, trace: Trace) -> Value:
+    def _parameter(
+        self, template: TemplateFile, name: str, declaration: Any, trace: Trace, depth: int
+    ) -> Value:
         declaration = declaration if isinstance(declaration, dict) else {}
         kind = str(declaration.get("Type", "String"))
+        if template.parent is not None:
+            # A nested stack's parameter takes the value its parent stack passes.
+            parent, stack_id = template.parent
+            properties = parent.resources.get(stack_id, {}).get("Properties")
+            passed = properties.get("Parameters") if isinstance(properties, dict) else None
+            if isinstance(passed, dict) and name in passed:
+                return self.resolve(parent, passed[name], trace, depth + 1)
         if name in self.parameters:
             raw: Any = self.parameters[name]
             trace.parameters[name] = str(raw)
@@ -305,7 +314,7 @@ class Deployment:
             elif "." in name and name.split(".", 1)[0] in template.resources:
                 parts.append(self._get_att(template, name, trace, depth))
             else:
-                parts.append(self._ref(template, name, trace))
+                parts.append(self._ref(template, name, trace, depth))
         parts.append(argument[position:])
         return _concatenate(parts)
 
