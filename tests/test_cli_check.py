@@ -31,6 +31,7 @@ RUNS: list[list[str]] = [
     [str(FIXTURES / "sam_sns_subscription.yaml")],
     [str(FIXTURES / "parameters.yaml")],
     [str(FIXTURES / "cloud-assembly")],
+    [str(FIXTURES / "nested-assembly")],
 ]
 
 
@@ -308,3 +309,24 @@ def test_sarif_location_without_a_known_line_points_at_the_file() -> None:
     (location,) = log["runs"][0]["results"][0]["locations"]
     assert location["physicalLocation"]["region"] == {"startLine": 1}
     jsonschema.validate(log, sarif_schema(), cls=jsonschema.Draft4Validator)
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"", "t.yaml: is not a CloudFormation template"),
+        (b"\x98\x00\xff binary", "t.yaml: could not read: 'utf-8' codec can't decode"),
+        (
+            b"Resources:\n  X: !Foo bar\n",
+            "t.yaml:2: could not parse YAML: could not determine a constructor for the tag '!Foo'",
+        ),
+    ],
+)
+def test_empty_binary_and_unknown_tag_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, words: str
+) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_bytes(content)
+    code, _, err = run(capsys, str(path))
+    assert code == 2
+    assert words in err

@@ -356,3 +356,119 @@ Resources:
     assert mapping.facts.queue == Unknown(
         "the queue", "is not set (the mapping has no EventSourceArn, the event no Queue)"
     )
+
+
+def test_each_nested_stage_resolves_its_own_exports(tmp_path: Path) -> None:
+    # GIVEN two stages of one app, each exporting the same name from its own queue stack
+    import json
+
+    stages = {"Dev": 60, "Prod": 900}
+    artifacts = {}
+    for stage, visibility in stages.items():
+        directory = tmp_path / f"assembly-{stage}"
+        directory.mkdir()
+        queues = {
+            "Resources": {
+                "Q": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": visibility}}
+            },
+            "Outputs": {
+                "Arn": {"Value": {"Fn::GetAtt": ["Q", "Arn"]}, "Export": {"Name": "queue-arn"}}
+            },
+        }
+        consumer = {
+            "Resources": {
+                "Fn": {"Type": "AWS::Lambda::Function", "Properties": {"Timeout": 100}},
+                "Mapping": {
+                    "Type": "AWS::Lambda::EventSourceMapping",
+                    "Properties": {
+                        "EventSourceArn": {"Fn::ImportValue": "queue-arn"},
+                        "FunctionName": {"Ref": "Fn"},
+                    },
+                },
+            }
+        }
+        (directory / "Queues.template.json").write_text(json.dumps(queues))
+        (directory / "Consumer.template.json").write_text(json.dumps(consumer))
+        manifest = {
+            "artifacts": {
+                name: {
+                    "type": "aws:cloudformation:stack",
+                    "properties": {"templateFile": f"{name}.template.json"},
+                }
+                for name in ("Queues", "Consumer")
+            }
+        }
+        (directory / "manifest.json").write_text(json.dumps(manifest))
+        artifacts[f"assembly-{stage}"] = {
+            "type": "cdk:cloud-assembly",
+            "properties": {"directoryName": f"assembly-{stage}"},
+        }
+    (tmp_path / "manifest.json").write_text(json.dumps({"artifacts": artifacts}))
+    # WHEN the app's cloud assembly is checked
+    _, checked = mappings([tmp_path])
+    # THEN each stage's consumer reaches its own stage's queue
+    visibility = {
+        Path(mapping.source.template.path).parent.name: mapping.facts.queue.visibility_timeout
+        for mapping in checked
+        if isinstance(mapping.facts.queue, QueueFacts)
+    }
+    assert visibility == {"assembly-Dev": 60, "assembly-Prod": 900}
+
+
+def test_a_source_that_cannot_be_read_is_unknown_not_ignored(tmp_path: Path) -> None:
+    # GIVEN a queue ARN from a custom resource, and a queue name two templates define
+    path = write(
+        tmp_path,
+        """\
+Resources:
+  Lookup: {Type: "Custom::QueueLookup", Properties: {ServiceToken: arn:aws:lambda:r:1:function:x}}
+  Fn: {Type: AWS::Lambda::Function}
+  FromCustom:
+    Type: AWS::Lambda::EventSourceMapping
+    Properties: {EventSourceArn: !GetAtt Lookup.Arn, FunctionName: !Ref Fn}
+  ByName:
+    Type: AWS::Lambda::EventSourceMapping
+    Properties: {EventSourceArn: "arn:aws:sqs:eu-west-1:123456789012:jobs", FunctionName: !Ref Fn}
+""",
+    )
+    for name in ("a.yaml", "b.yaml"):
+        write(
+            tmp_path,
+            "Resources:\n  Jobs: {Type: AWS::SQS::Queue, Properties: {QueueName: jobs}}\n",
+            name,
+        )
+    checked = {
+        m.source.logical_id: m
+        for m in mappings([path, tmp_path / "a.yaml", tmp_path / "b.yaml"])[1]
+    }
+    # THEN both are counted and unknown, with the reason
+    assert checked["FromCustom"].facts.queue == Unknown(
+        "the queue", "is Custom::QueueLookup Lookup, not an SQS queue"
+    )
+    queue = checked["ByName"].facts.queue
+    assert isinstance(queue, Unknown)
+    assert "is defined more than once in these templates (Jobs in" in queue.why
+
+
+def test_check_paths_signature_is_the_one_the_cdk_plugin_calls() -> None:
+    import inspect
+
+    signature = inspect.signature(check_paths)
+    assert list(signature.parameters) == ["paths", "parameters", "skip_reported_by_construct"]
+    assert signature.parameters["parameters"].default is None
+    skip = signature.parameters["skip_reported_by_construct"]
+    assert (skip.kind, skip.default) == (inspect.Parameter.KEYWORD_ONLY, False)
+
+
+def test_cdk_nested_stacks_are_read_and_take_their_parameters_from_the_parent() -> None:
+    # GIVEN a stack with two NestedStacks: one found through the asset manifest (the
+    # TemplateURL's hash), one through aws:asset:path metadata
+    checked = by_id("nested-assembly")
+    # THEN both nested templates are checked, under their parent's artifact id
+    assert set(checked) == {"FnSqsEventSourceParentQueue1A2B3C4D", "JobsMapping"}
+    assert {m.extra["stack"] for m in checked.values()} == {"Parent"}
+    # AND a parameter the parent passes (the queue's ARN) resolves in the parent
+    consumer = checked["FnSqsEventSourceParentQueue1A2B3C4D"]
+    assert consumer.facts.queue == QueueFacts(name="Queue4A7E3555", visibility_timeout=30)
+    assert consumer.source.template.path.endswith("ParentConsumers1A2B3C4D.nested.template.json")
+    assert "parameters" not in consumer.extra  # nothing assumed: the parent gives the value

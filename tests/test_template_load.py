@@ -148,3 +148,26 @@ def test_broken_manifest_is_reported_with_its_line(tmp_path: Path) -> None:
 def test_a_path_given_twice_is_read_once() -> None:
     path = FIXTURES / "seed000_queue_stack.yaml"
     assert len(expand_paths([path, str(path), FIXTURES / "." / path.name])) == 1
+
+
+def test_json_lines_of_sam_events(tmp_path: Path) -> None:
+    text = """{
+  "Transform": "AWS::Serverless-2016-10-31",
+  "Resources": {
+    "Fn": {
+      "Type": "AWS::Serverless::Function",
+      "Properties": {
+        "Events": {
+          "Api": {"Type": "Api"},
+          "Work": {
+            "Type": "SQS",
+            "Properties": {"Queue": "arn:aws:sqs:eu-west-1:123456789012:work"}
+          }
+        }
+      }
+    }
+  }
+}
+"""
+    template = load_template(write(tmp_path, "t.json", text))
+    assert template.lines == {"Fn": 4, "Fn/Events/Api": 8, "Fn/Events/Work": 9}

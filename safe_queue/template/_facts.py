@@ -234,7 +234,7 @@ class _Builder:
             else count
         )
         target = self.deployment.find_queue(
-            _placeholder(template, policy.get("deadLetterTargetArn")), self.trace
+            _placeholder(template, policy.get("deadLetterTargetArn"))
         )
         dead_letter: QueueFacts | Unknown
         if isinstance(target, Located):
@@ -272,7 +272,7 @@ class _Builder:
             return None
         arn = self.value(template, properties["EventSourceArn"])
         queue_found = (
-            self.deployment.find_queue(arn, self.trace)
+            self.deployment.find_queue(arn)
             if arn is not None
             else Unresolved("is not set (the mapping has no EventSourceArn, the event no Queue)")
         )

@@ -1,9 +1,9 @@
 """Read templates (JSON, YAML with CloudFormation short-form tags) and cloud assemblies.
 
-Decoder choice, measured on this project's machine (Python 3.11, 2 cores):
-``import cfnlint.decode`` costs about 1.1 s, most of the budget of a whole check. PyYAML
-imports in about 0.05 s and, with its libyaml binding (``CSafeLoader``), parses a
-500-resource YAML template in well under the budget (see ``benchmarks/README.md``). So
+Decoder choice, measured on this project's machine (Python 3.11, 2 cores, 2026-11-30,
+``benchmarks/bench_check.py``): ``import cfnlint.decode`` costs 0.9-1.6 s, more than a
+whole check; ``import yaml`` 0.06 s, and with its libyaml binding (``CSafeLoader``) a
+500-resource YAML template is checked in 0.12-0.17 s in one process. So
 YAML goes through a ``SafeLoader`` subclass that turns each short-form tag (``!Ref``,
 ``!GetAtt``, ``!Sub``...) into its long form (``{"Ref": ...}``), and JSON through
 :mod:`json`. Line numbers are kept for the resources (and SAM events), which is all the
@@ -69,6 +69,9 @@ class TemplateFile:
         The (nested) cloud assembly directory it belongs to; ``""`` for a plain file.
     pseudo
         Known pseudo parameters (``AWS::StackName`` from the cloud assembly).
+    parent
+        For a CDK nested stack: the parent template and its ``AWS::CloudFormation::Stack``
+        logical id, whose ``Parameters`` give the nested template's parameter values.
     """
 
     path: str
@@ -77,6 +80,7 @@ class TemplateFile:
     stack: str | None = None
     scope: str = ""
     pseudo: dict[str, str] = field(default_factory=dict)
+    parent: tuple[TemplateFile, str] | None = None
 
     @property
     def resources(self) -> dict[str, Any]:
@@ -197,7 +201,7 @@ _RESOURCES_KEY = re.compile(r'"Resources"\s*:\s*\{')
 
 
 def _json_lines(text: str, body: dict[str, Any]) -> dict[str, int]:
-    """Lines of each resource: the first ``"<id>": {`` after ``"Resources": {``.
+    """Lines of each resource (the first ``"<id>": {`` after ``"Resources": {``) and SAM event.
 
     One regex pass over the text; nested objects come after their resource's key, so the
     first match of an id is the resource itself (an id that is also a property name of an
@@ -208,16 +212,32 @@ def _json_lines(text: str, body: dict[str, Any]) -> dict[str, int]:
     if not isinstance(resources, dict) or start is None:
         return {}
     wanted = set(resources)
-    lines: dict[str, int] = {}
-    line, position = 1 + text.count("\n", 0, start.end()), start.end()
+    offsets: dict[str, int] = {}
     for match in _JSON_KEY.finditer(text, start.end()):
         key = match.group(1)
-        if key in wanted and key not in lines:
-            line += text.count("\n", position, match.start())
-            position = match.start()
-            lines[key] = line
-            if len(lines) == len(wanted):
+        if key in wanted and key not in offsets:
+            offsets[key] = match.start()
+            if len(offsets) == len(wanted):
                 break
+    for logical_id, offset in list(offsets.items()):
+        resource = resources[logical_id]
+        properties = resource.get("Properties") if isinstance(resource, dict) else None
+        events = properties.get("Events") if isinstance(properties, dict) else None
+        if not isinstance(events, dict):
+            continue
+        events_key = re.compile(r'"Events"\s*:\s*\{').search(text, offset)
+        for event_name in events if events_key else ():
+            found = re.compile(rf'"{re.escape(str(event_name))}"\s*:\s*\{{').search(
+                text, events_key.end() if events_key else offset
+            )
+            if found:
+                offsets[f"{logical_id}/Events/{event_name}"] = found.start()
+    lines: dict[str, int] = {}
+    line, position = 1, 0
+    for key, offset in sorted(offsets.items(), key=lambda item: item[1]):
+        line += text.count("\n", position, offset)
+        position = offset
+        lines[key] = line
     return lines
 
 
@@ -284,21 +304,67 @@ def _load_assembly(directory: Path, scope: str) -> Iterator[TemplateFile]:
     artifacts = manifest.get("artifacts") if isinstance(manifest, dict) else None
     if not isinstance(artifacts, dict):
         raise TemplateError(shown, None, "is not a cloud assembly manifest (no artifacts)")
+    assets = _asset_paths(directory, artifacts)
     for artifact_id, artifact in artifacts.items():
         if not isinstance(artifact, dict):
             continue
         properties = artifact.get("properties") or {}
         kind = artifact.get("type")
         if kind == "aws:cloudformation:stack" and properties.get("templateFile"):
-            yield load_template(
+            template = load_template(
                 directory / properties["templateFile"],
                 stack=artifact_id,
                 scope=scope,
                 stack_name=properties.get("stackName") or artifact_id,
             )
+            yield template
+            yield from _nested_stacks(directory, template, assets)
         elif kind == "cdk:cloud-assembly" and properties.get("directoryName"):
             nested = directory / properties["directoryName"]
             yield from _load_assembly(nested, str(nested))
+
+
+_ASSET_HASH = re.compile(r"([0-9a-f]{64})\.json")
+
+
+def _asset_paths(directory: Path, artifacts: dict[str, Any]) -> dict[str, str]:
+    """Asset hash -> file in the cloud assembly, from its asset manifests (nested templates)."""
+    paths: dict[str, str] = {}
+    for artifact in artifacts.values():
+        if not isinstance(artifact, dict) or artifact.get("type") != "cdk:asset-manifest":
+            continue
+        name = (artifact.get("properties") or {}).get("file")
+        try:
+            files = json.loads((directory / str(name)).read_text(encoding="utf-8")).get("files")
+        except (OSError, ValueError, AttributeError):
+            continue  # an asset manifest is not needed for the stacks themselves
+        for asset_hash, asset in (files or {}).items():
+            source = asset.get("source") if isinstance(asset, dict) else None
+            if isinstance(source, dict) and isinstance(source.get("path"), str):
+                paths[str(asset_hash)] = source["path"]
+    return paths
+
+
+def _nested_stacks(
+    directory: Path, parent: TemplateFile, assets: dict[str, str]
+) -> Iterator[TemplateFile]:
+    """Yield the templates of a stack's CDK ``NestedStack``s (and theirs) in the assembly."""
+    for logical_id, resource in parent.resources.items():
+        if resource.get("Type") != "AWS::CloudFormation::Stack":
+            continue
+        metadata = resource.get("Metadata")
+        path = metadata.get("aws:asset:path") if isinstance(metadata, dict) else None
+        if not isinstance(path, str):
+            found = _ASSET_HASH.search(
+                json.dumps((resource.get("Properties") or {}).get("TemplateURL"))
+            )
+            path = assets.get(found.group(1)) if found else None
+        if not path or not (directory / path).is_file():
+            continue
+        nested = load_template(directory / path, stack=parent.stack, scope=parent.scope)
+        nested.parent = (parent, logical_id)
+        yield nested
+        yield from _nested_stacks(directory, nested, assets)
 
 
 def expand_paths(paths: Sequence[str | Path]) -> list[TemplateFile]:

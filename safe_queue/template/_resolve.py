@@ -56,6 +56,16 @@ _UNSUPPORTED = (
     "Fn::Transform",
     "Fn::ForEach",
 )
+# Event sources that are not SQS: their mappings are not checked (and not counted).
+_NOT_QUEUE_TYPES = (
+    "AWS::Kinesis::",
+    "AWS::DynamoDB::",
+    "AWS::MSK::",
+    "AWS::AmazonMQ::",
+    "AWS::DocDB::",
+    "AWS::DocDBElastic::",
+)
+_NOT_QUEUE_SERVICES = frozenset({"kinesis", "dynamodb", "kafka", "mq", "rds", "docdb-elastic"})
 _SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _MAX_DEPTH = 20
 
@@ -189,7 +199,7 @@ class Deployment:
         if len(node) == 1:
             ((key, argument),) = node.items()
             if key == "Ref":
-                return self._ref(template, argument, trace)
+                return self._ref(template, argument, trace, depth)
             if key == "Fn::GetAtt":
                 return self._get_att(template, argument, trace, depth)
             if key == "Fn::Sub":
@@ -215,7 +225,7 @@ class Deployment:
         }
         return {key: value for key, value in resolved.items() if value is not _ABSENT}
 
-    def _ref(self, template: TemplateFile, name: Any, trace: Trace) -> Value:
+    def _ref(self, template: TemplateFile, name: Any, trace: Trace, depth: int = 0) -> Value:
         if not isinstance(name, str):
             return Unresolved(f"is a Ref to {name!r}, which is not a name")
         if name == _NO_VALUE:
@@ -224,7 +234,7 @@ class Deployment:
             return template.pseudo.get(name, f"${{{name}}}")
         parameters = template.body.get("Parameters")
         if isinstance(parameters, dict) and name in parameters:
-            return self._parameter(name, parameters[name], trace)
+            return self._parameter(template, name, parameters[name], trace, depth)
         resources = template.resources
         if name in resources:
             return Reference(template, name)
@@ -233,9 +243,18 @@ class Deployment:
             return Reference(template, target)
         return Unresolved(f"is a Ref to {name}, which the template does not define")
 
-    def _parameter(self, name: str, declaration: Any, trace: Trace) -> Value:
+    def _parameter(
+        self, template: TemplateFile, name: str, declaration: Any, trace: Trace, depth: int
+    ) -> Value:
         declaration = declaration if isinstance(declaration, dict) else {}
         kind = str(declaration.get("Type", "String"))
+        if template.parent is not None:
+            # A nested stack's parameter takes the value its parent stack passes.
+            parent, stack_id = template.parent
+            properties = parent.resources.get(stack_id, {}).get("Properties")
+            passed = properties.get("Parameters") if isinstance(properties, dict) else None
+            if isinstance(passed, dict) and name in passed:
+                return self.resolve(parent, passed[name], trace, depth + 1)
         if name in self.parameters:
             raw: Any = self.parameters[name]
             trace.parameters[name] = str(raw)
@@ -310,7 +329,7 @@ class Deployment:
             elif "." in name and name.split(".", 1)[0] in template.resources:
                 parts.append(self._get_att(template, name, trace, depth))
             else:
-                parts.append(self._ref(template, name, trace))
+                parts.append(self._ref(template, name, trace, depth))
         parts.append(argument[position:])
         return _concatenate(parts)
 
@@ -396,6 +415,8 @@ class Deployment:
     ) -> bool | Unresolved:
         """Evaluate the template's condition ``name`` with the parameters' values."""
         conditions = template.body.get("Conditions")
+        if not isinstance(name, str):
+            return Unresolved(f"depends on the condition {name!r}, which is not a name")
         if not isinstance(conditions, dict) or name not in conditions:
             return Unresolved(f"depends on condition {name}, which the template does not define")
         result = self._evaluate(template, conditions[name], trace, depth + 1)
@@ -513,9 +534,7 @@ class Deployment:
                         )
         return self._names.get((kind, name), [])
 
-    def find_queue(
-        self, value: Value, trace: Trace, depth: int = 0
-    ) -> Located | NotQueue | Unresolved:
+    def find_queue(self, value: Value) -> Located | NotQueue | Unresolved:
         """Find the queue an ARN (``EventSourceArn``, ``deadLetterTargetArn``...) refers to."""
         if isinstance(value, Unresolved):
             return value
@@ -528,22 +547,19 @@ class Deployment:
         if isinstance(value, Reference):
             if value.type == QUEUE_TYPE:
                 return Located(value.template, value.logical_id)
-            if value.type.startswith("AWS::SQS::") or value.type.startswith("AWS::Serverless"):
-                return Unresolved(f"is {value.type} {value.logical_id}, not an SQS queue")
-            return NotQueue(f"{value.type} {value.logical_id}")
+            if value.type.startswith(_NOT_QUEUE_TYPES):
+                return NotQueue(f"{value.type} {value.logical_id}")
+            return Unresolved(f"is {value.type} {value.logical_id}, not an SQS queue")
         if isinstance(value, str):
             return self._queue_by_arn(value)
         return Unresolved(f"is {value!r}, not a queue ARN")
 
     def _queue_by_arn(self, arn: str) -> Located | NotQueue | Unresolved:
         segments = _segments(arn)
-        if arn.startswith("arn:") and len(segments) >= 6 and segments[2] not in ("sqs", "*"):
+        if arn.startswith("arn:") and len(segments) >= 6 and segments[2] in _NOT_QUEUE_SERVICES:
             return NotQueue(arn)
         name = segments[-1].rsplit("/", 1)[-1]
-        found = self._named("queue", name) if name and "${" not in name else []
-        if len(found) == 1:
-            return found[0]
-        return Unresolved(f"{arn} is not defined in these templates")
+        return self._one_named("queue", name, arn)
 
     def find_function(self, value: Value, trace: Trace, depth: int = 0) -> Located | Unresolved:
         """Find the function a ``FunctionName`` refers to, through aliases and versions."""
@@ -583,10 +599,16 @@ class Deployment:
         segments = _segments(name)
         index = segments.index("function") if "function" in segments else -1
         short = segments[index + 1] if 0 <= index < len(segments) - 1 else segments[0]
-        found = self._named("function", short) if short and "${" not in short else []
+        return self._one_named("function", short, name)
+
+    def _one_named(self, kind: str, name: str, given: str) -> Located | Unresolved:
+        found = self._named(kind, name) if name and "${" not in name else []
         if len(found) == 1:
             return found[0]
-        return Unresolved(f"{name} is not defined in these templates")
+        if found:
+            where = ", ".join(f"{item.logical_id} in {item.template.path}" for item in found)
+            return Unresolved(f"{given} is defined more than once in these templates ({where})")
+        return Unresolved(f"{given} is not defined in these templates")
 
 
 class _Absent:
