@@ -185,6 +185,8 @@ def assumed_throttle_backoff(attempt: int) -> float:
 class Invocation:
     """One invocation of the handler: when it ran, and what it was given."""
 
+    received: float
+    """When its poller received the batch (its lease started)."""
     start: float
     end: float
     message_ids: list[str]
@@ -315,7 +317,9 @@ class SimulatedSqsPoller:
                     finish = at + min(busy, self.function_timeout)
                     self.invocations.append(message_ids)
                     self.timeline.append(
-                        Invocation(at, finish, message_ids, _groups(batch.records))
+                        Invocation(
+                            batch.received_at, at, finish, message_ids, _groups(batch.records)
+                        )
                     )
                     schedule(finish, poller, "end", batch)
             else:  # the invocation ends
