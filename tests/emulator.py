@@ -4,8 +4,16 @@ moto's SQS implements visibility timeouts, receive counts and redrive with wall-
 time. `VirtualClock` replaces that clock, so minutes of queue time pass instantly and the
 tests are deterministic. Lambda does not run here (no Docker), so `SimulatedSqsPoller`
 plays its SQS poller: several concurrent pollers, each receiving up to the batch size,
-invoking the handler (whose records take a simulated time each, one after the other),
-then deleting what succeeded.
+holding a partial batch for the batching window, invoking the handler (whose records take
+a simulated time each, one after the other) within a concurrency limit, retrying throttled
+invokes while the batch's lease runs (`assumed_throttle_backoff`: an assumption, not AWS's
+schedule), then deleting what succeeded.
+
+From moto: visibility timeouts, receive counts, redrive to the dead-letter queue, and FIFO
+message groups (a group is held while one of its messages is in flight; a group's messages
+come in the order sent). Modelled here: everything Lambda does, and one FIFO correction
+(`release_expired_leases`: moto holds a group on an expired lease until a receive reaches
+it, and would then hand out the group's later messages first).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import pytest
 from aws_cdk.assertions import Template
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
-from example.handler import render_invoices
+from example.handler import ledger_fifo, render_invoices
 from example.stack import InvoiceRenderingStack
 
 from .conftest import make_app
@@ -160,3 +160,59 @@ def test_an_in_progress_record_expires_with_the_function_timeout(
 
 def test_render_invoice_returns_the_pdf_key():
     assert render_invoices.render_invoice("inv_9") == "invoices/inv_9.pdf"
+
+
+# The FIFO example handler (example/handler/ledger_fifo.py) --------------------------------
+
+
+@pytest.fixture
+def posted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Entry ids the ledger handler posted, in order; posting ``bad`` raises."""
+    entries: list[str] = []
+
+    def post_entry(account: str, entry_id: str, amount: int) -> None:
+        if entry_id.startswith("bad"):
+            raise ConnectionError(f"ledger unavailable for {entry_id}")
+        entries.append(entry_id)
+
+    monkeypatch.setattr(ledger_fifo, "post_entry", post_entry)
+    return entries
+
+
+def entries(*entry_ids: str) -> dict[str, Any]:
+    return sqs_event(*({"account": "a", "entryId": e, "amount": 1} for e in entry_ids))
+
+
+def run_ledger(event: dict[str, Any]) -> Any:
+    return ledger_fifo.handler(event, FakeLambdaContext())  # type: ignore[arg-type]
+
+
+def test_ledger_posts_a_good_batch_in_order(posted: list[str]):
+    response = run_ledger(entries("e1", "e2", "e3"))
+    assert response == {"batchItemFailures": []}
+    assert posted == ["e1", "e2", "e3"]
+
+
+def test_ledger_stops_at_the_first_failure_and_reports_the_rest(posted: list[str]):
+    # GIVEN e1, a failing entry, then e3 and e4
+    event = entries("e1", "bad2", "e3", "e4")
+    # WHEN the batch is handled
+    response = run_ledger(event)
+    # THEN e1 was posted and nothing after the failure was attempted
+    assert posted == ["e1"]
+    # AND the failed record and every record after it are reported, in order
+    assert [f["itemIdentifier"] for f in response["batchItemFailures"]] == [
+        r["messageId"] for r in event["Records"][1:]
+    ]
+
+
+def test_ledger_batch_failing_at_its_first_record_raises(posted: list[str]):
+    # every record failed (the first one, then all after it): the whole batch is retried
+    with pytest.raises(BatchProcessingError):
+        run_ledger(entries("bad1", "e2"))
+    assert posted == []
+
+
+def test_post_entry_refuses_an_entry_without_account():
+    with pytest.raises(ValueError, match="account"):
+        ledger_fifo.post_entry("", "e1", 1)
