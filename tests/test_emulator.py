@@ -74,9 +74,7 @@ class Synthesized:
 def mapping_of(queue_arn: str) -> dict[str, Any]:
     """The one event source mapping moto holds for the queue."""
     client = boto3.client("lambda", region_name=REGION)
-    (mapping,) = client.list_event_source_mappings(EventSourceArn=queue_arn)[
-        "EventSourceMappings"
-    ]
+    (mapping,) = client.list_event_source_mappings(EventSourceArn=queue_arn)["EventSourceMappings"]
     result: dict[str, Any] = mapping
     return result
 
