@@ -7,8 +7,11 @@ names it (``a2`` is account ``a``'s second entry).
 
 What comes from moto and what from the poller: moto's SQS holds a message group while one
 of its messages is in flight and returns a group's messages in the order they were sent
-(checked directly in the first test, since the rest relies on it). The poller only
-receives, invokes and deletes; it adds no FIFO logic of its own.
+(checked directly in the first test, since the rest relies on it). Where moto is not
+faithful, the poller models SQS: moto keeps holding a group on a lease that has run out
+until a receive reaches that message, and would then hand out the group's later messages
+first; the poller releases expired leases before each receive (`release_expired_leases`;
+the second test pins moto's behaviour, so it fails when moto changes).
 """
 
 from __future__ import annotations
