@@ -233,17 +233,21 @@ def test_moto_alone_hands_out_a_group_out_of_order_after_leases_expire_together(
 # 2. Order through a failure ----------------------------------------------------------------
 
 FIFO_PROCESSORS = {
-    "stop at first failure": SqsFifoPartialProcessor(),
-    "skip the failed group": SqsFifoPartialProcessor(skip_group_on_error=True),
+    # (processor, how often b2 and b3 were received): the plain form reports the whole
+    # rest of the batch failed with a2, so b2 and b3 come back with it
+    "stop at first failure": (SqsFifoPartialProcessor(), (2, 2)),
+    # skip_group_on_error (the example's) posts them in the first invocation
+    "skip the failed group": (SqsFifoPartialProcessor(skip_group_on_error=True), (1, 1)),
 }
 
 
-@pytest.mark.parametrize("processor", FIFO_PROCESSORS.values(), ids=FIFO_PROCESSORS)
+@pytest.mark.parametrize(("processor", "b_receives"), FIFO_PROCESSORS.values(), ids=FIFO_PROCESSORS)
 def test_fifo_processor_keeps_each_group_in_order_through_a_failure(
     queues: Queues,
     ledger: Ledger,
     monkeypatch: pytest.MonkeyPatch,
     processor: SqsFifoPartialProcessor,
+    b_receives: tuple[int, int],
 ):
     # GIVEN a1..a5 and b1..b3, where posting a2 fails once
     sent = send_entries(queues.queue_url, ENTRIES)
@@ -270,10 +274,7 @@ def test_fifo_processor_keeps_each_group_in_order_through_a_failure(
         "a4": 2,
         "a5": 2,
     }
-    # group b's later entries come back with the failure only when the processor stops
-    # the whole batch; skip_group_on_error posts them in the first invocation
-    stop_all = not processor._skip_group_on_error
-    assert (counts["b2"], counts["b3"]) == ((2, 2) if stop_all else (1, 1))
+    assert (counts["b2"], counts["b3"]) == b_receives
 
 
 def test_batch_processor_on_a_fifo_queue_breaks_the_order(
@@ -320,23 +321,38 @@ def test_a_group_is_never_in_two_invocations_at_once(
 
 # 3. A message that never succeeds ------------------------------------------------------
 
+POISON_CASES = {
+    # the whole rest of the batch is reported failed with a2, other groups included
+    "stop at first failure": (SqsFifoPartialProcessor(), ["a2", "b2", "a3", "b3", "a4", "a5"]),
+    # only the rest of group a is
+    "skip the failed group": (
+        SqsFifoPartialProcessor(skip_group_on_error=True),
+        ["a2", "a3", "a4", "a5"],
+    ),
+}
 
+
+@pytest.mark.parametrize(("processor", "dead_lettered"), POISON_CASES.values(), ids=POISON_CASES)
 def test_a_poison_entry_takes_the_rest_of_its_batch_to_the_dead_letter_queue(
-    queues: Queues, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+    queues: Queues,
+    ledger: Ledger,
+    monkeypatch: pytest.MonkeyPatch,
+    processor: SqsFifoPartialProcessor,
+    dead_lettered: list[str],
 ):
     # GIVEN a2 fails on every attempt; maxReceiveCount is 5
     send_entries(queues.queue_url, ENTRIES)
     log = ledger_log(monkeypatch, lambda entry, _attempt: entry == "a2")
+    monkeypatch.setattr(ledger_fifo, "processor", processor)
     poller = poller_for(queues, ledger, ledger_fifo.handler)
-    monkeypatch.setattr(ledger_fifo, "processor", SqsFifoPartialProcessor(skip_group_on_error=True))
     # WHEN the queue is worked for five leases and the move to the dead-letter queue
     poller.run(5 * 180 + 60)
     # THEN a2 was attempted five times, and nothing of group a after it ever ran
     assert log.attempts.count("a2") == 5
     assert log.posted_in("a") == ["a1"]
-    assert log.posted_in("b") == ["b1", "b2", "b3"]
-    # AND a3..a5, reported failed with a2 each time, reached maxReceiveCount with it: the
-    # whole rest of the group was dead-lettered, still in order, and the source queue is empty
+    # AND the records reported failed with a2 each time reached maxReceiveCount with it:
+    # they were dead-lettered with it, in order, and the source queue is empty
     dead = [json.loads(m["Body"])["entryId"] for m in drain(queues.dead_letter_url)]
-    assert dead == ["a2", "a3", "a4", "a5"]
+    assert dead == dead_lettered
+    assert sorted(log.posted + dead) == sorted(ENTRIES)
     assert in_queue(queues.queue_url) == 0

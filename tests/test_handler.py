@@ -14,6 +14,7 @@ from typing import Any
 import boto3
 import pytest
 from aws_cdk.assertions import Template
+from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
 from example.handler import ledger_fifo, render_invoices
@@ -171,7 +172,7 @@ def posted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     entries: list[str] = []
 
     def post_entry(account: str, entry_id: str, amount: int) -> None:
-        if entry_id.startswith("bad"):
+        if entry_id.startswith("bad"):  # "bada2": account a's entry 2, failing
             raise ConnectionError(f"ledger unavailable for {entry_id}")
         entries.append(entry_id)
 
@@ -180,39 +181,62 @@ def posted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def entries(*entry_ids: str) -> dict[str, Any]:
-    return sqs_event(*({"account": "a", "entryId": e, "amount": 1} for e in entry_ids))
+    """A FIFO event: entry ``a2`` is account ``a``'s, in message group ``a``."""
+    event = sqs_event(*({"account": e[-2], "entryId": e, "amount": 1} for e in entry_ids))
+    for number, (record, entry_id) in enumerate(zip(event["Records"], entry_ids, strict=True)):
+        record["attributes"].update(
+            MessageGroupId=entry_id[-2],
+            MessageDeduplicationId=entry_id,
+            SequenceNumber=str(18_000_000_000_000_000_000 + number),
+        )
+    return event
 
 
 def run_ledger(event: dict[str, Any]) -> Any:
     return ledger_fifo.handler(event, FakeLambdaContext())  # type: ignore[arg-type]
 
 
+def failed_ids(response: Any) -> list[str]:
+    return [f["itemIdentifier"] for f in response["batchItemFailures"]]
+
+
 def test_ledger_posts_a_good_batch_in_order(posted: list[str]):
-    response = run_ledger(entries("e1", "e2", "e3"))
+    response = run_ledger(entries("a1", "b1", "a2", "b2"))
     assert response == {"batchItemFailures": []}
-    assert posted == ["e1", "e2", "e3"]
+    assert posted == ["a1", "b1", "a2", "b2"]
 
 
-def test_ledger_stops_at_the_first_failure_and_reports_the_rest(posted: list[str]):
-    # GIVEN e1, a failing entry, then e3 and e4
-    event = entries("e1", "bad2", "e3", "e4")
+def test_ledger_stops_a_group_at_its_first_failure_and_reports_the_rest(posted: list[str]):
+    # GIVEN account a's a1, a failing a2, then a3; account b's b1, b2 in between
+    event = entries("a1", "b1", "bada2", "b2", "a3")
+    ids = {r["attributes"]["MessageDeduplicationId"]: r["messageId"] for r in event["Records"]}
     # WHEN the batch is handled
     response = run_ledger(event)
-    # THEN e1 was posted and nothing after the failure was attempted
-    assert posted == ["e1"]
-    # AND the failed record and every record after it are reported, in order
-    assert [f["itemIdentifier"] for f in response["batchItemFailures"]] == [
-        r["messageId"] for r in event["Records"][1:]
-    ]
+    # THEN a3 was not attempted after a2 failed; account b went on
+    assert posted == ["a1", "b1", "b2"]
+    # AND the failed record and its group's later records are reported, in order
+    assert failed_ids(response) == [ids["bada2"], ids["a3"]]
+
+
+def test_ledger_without_skip_group_stops_the_whole_batch(
+    posted: list[str], monkeypatch: pytest.MonkeyPatch
+):
+    # GIVEN the processor's plain form
+    monkeypatch.setattr(ledger_fifo, "processor", SqsFifoPartialProcessor())
+    event = entries("a1", "bada2", "b1")
+    # WHEN a2 fails, THEN b1 (another account) is reported failed too, unprocessed
+    response = run_ledger(event)
+    assert posted == ["a1"]
+    assert failed_ids(response) == [r["messageId"] for r in event["Records"][1:]]
 
 
 def test_ledger_batch_failing_at_its_first_record_raises(posted: list[str]):
     # every record failed (the first one, then all after it): the whole batch is retried
     with pytest.raises(BatchProcessingError):
-        run_ledger(entries("bad1", "e2"))
+        run_ledger(entries("bada1", "a2"))
     assert posted == []
 
 
 def test_post_entry_refuses_an_entry_without_account():
     with pytest.raises(ValueError, match="account"):
-        ledger_fifo.post_entry("", "e1", 1)
+        ledger_fifo.post_entry("", "a1", 1)

@@ -3,11 +3,16 @@
 Each record's body is ``{"account": "...", "entryId": "...", "amount": 0}``, sent with the
 account as its ``MessageGroupId``, so the entries of one account are delivered in the
 order they were sent. Powertools' `SqsFifoPartialProcessor` keeps that order through
-failures: it stops at the first record that fails and reports it **and every record after
-it** in ``batchItemFailures``. Those records return to the queue together and are
-delivered again in their order, so entry 3 is never posted before a failed entry 2 has
-been posted. (Powertools' `BatchProcessor` would go on with entry 3: right for a standard
-queue, wrong here.)
+failures: when a record fails, it reports it **and every later record of its message
+group** in ``batchItemFailures`` without processing them. Those records return to the
+queue together and are delivered again in their order, so entry 3 is never posted before
+a failed entry 2 has been posted. (Powertools' `BatchProcessor` would go on with entry 3:
+right for a standard queue, wrong here.)
+
+``skip_group_on_error=True`` confines a failure to its own message group: the batch's
+other accounts go on. Without it the processor stops the whole batch, and a message that
+never succeeds takes every record behind it, of any account, to the dead-letter queue
+with it (README: "FIFO consumers").
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 __all__ = ["handler", "post_entry", "processor", "record_handler"]
 
-processor = SqsFifoPartialProcessor()
+processor = SqsFifoPartialProcessor(skip_group_on_error=True)
 
 
 def post_entry(account: str, entry_id: str, amount: int) -> None:
@@ -36,7 +41,7 @@ def post_entry(account: str, entry_id: str, amount: int) -> None:
 
 
 def record_handler(record: SQSRecord) -> None:
-    """Post one record's entry; an exception fails it and every record after it."""
+    """Post one record's entry; an exception fails it and its group's later records."""
     entry: dict[str, Any] = record.json_body
     post_entry(entry["account"], entry["entryId"], int(entry["amount"]))
 
