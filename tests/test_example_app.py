@@ -56,26 +56,26 @@ def test_example_derives_the_seed_fix(template: dict[str, Any]):
 def test_example_fifo_consumer_has_its_own_function_and_fifo_queues(template: dict[str, Any]):
     # The ledger: a 30 s function on a FIFO queue -> 6 x 30 s, no window, batches of 10.
     resources = template["Resources"]
-    (function,) = [
-        r
-        for r in resources.values()
-        if r["Type"] == "AWS::Lambda::Function"
-        and r["Properties"]["Handler"] == "ledger_fifo.handler"
+
+    def ids_of(kind: str) -> list[str]:
+        return [logical_id for logical_id, r in resources.items() if r["Type"] == kind]
+
+    (function_id,) = [
+        f
+        for f in ids_of("AWS::Lambda::Function")
+        if resources[f]["Properties"]["Handler"] == "ledger_fifo.handler"
     ]
-    assert function["Properties"]["Timeout"] == 30
-    queues = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::SQS::Queue"]
-    fifo = [q for q in queues if q.get("FifoQueue")]
+    assert resources[function_id]["Properties"]["Timeout"] == 30
+    fifo = [q for q in ids_of("AWS::SQS::Queue") if resources[q]["Properties"].get("FifoQueue")]
     assert len(fifo) == 2  # the source queue and its dead-letter queue
-    (source,) = [q for q in fifo if "RedrivePolicy" in q]
-    assert source["VisibilityTimeout"] == 6 * 30
+    (source_id,) = [q for q in fifo if "RedrivePolicy" in resources[q]["Properties"]]
+    assert resources[source_id]["Properties"]["VisibilityTimeout"] == 6 * 30
     (mapping,) = [
-        r["Properties"]
-        for r in resources.values()
-        if r["Type"] == "AWS::Lambda::EventSourceMapping"
-        and "MaximumBatchingWindowInSeconds" not in r["Properties"]
+        resources[m]["Properties"]
+        for m in ids_of("AWS::Lambda::EventSourceMapping")
+        if resources[m]["Properties"]["FunctionName"] == {"Ref": function_id}
     ]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [source_id, "Arn"]}
     assert mapping["BatchSize"] == 10
+    assert "MaximumBatchingWindowInSeconds" not in mapping
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-    assert mapping["FunctionName"] == {
-        "Ref": next(logical_id for logical_id, r in resources.items() if r is function)
-    }
