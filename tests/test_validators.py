@@ -48,6 +48,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     )
     consumers = [
         example.consumer,
+        example.ledger_consumer,
         SafeQueueConsumer(
             shapes,
             "Fifo",
