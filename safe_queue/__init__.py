@@ -16,4 +16,4 @@ __all__ = [
     "derive_visibility_timeout",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
