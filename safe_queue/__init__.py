@@ -28,7 +28,7 @@ __all__ = [
     "derive_visibility_timeout",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
 # Public CDK names and the module that defines each; imported on first use.
 _LAZY = {
