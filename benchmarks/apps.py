@@ -175,5 +175,5 @@ def consumers_app(
         for index in range(start, min(start + per_stack, count)):
             add(queues, index, function(functions, index))
     if checks:
-        cdk.Aspects.of(app).add(SafeQueueChecks())
+        cdk.Validations.of(app).add_plugins(SafeQueueChecks())
     return app

@@ -25,7 +25,10 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+# The project's Node.js (scripts/setup --node) for jsii here and in the timed subprocesses.
+os.environ["PATH"] = os.pathsep.join(
+    [str(Path(__file__).resolve().parent.parent / "node_modules" / ".bin"), os.environ["PATH"]]
+)
 
 import aws_cdk as cdk
 

@@ -6,10 +6,7 @@ python -m benchmarks.run_app COUNT [--hand-wired] [--checks] [--split]
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
-
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 from benchmarks.apps import consumers_app
 

@@ -1,4 +1,11 @@
-"""The example stack: an invoice renderer (180 s timeout) consuming a SafeQueueConsumer queue."""
+"""The example stack: SafeQueueConsumer queues feeding an invoice renderer and a FIFO ledger.
+
+- ``RenderInvoice`` (180 s timeout, the seed incident's function) consumes a standard queue
+  with batches of 5 and a 2 s batching window, and renders idempotently.
+- ``PostLedgerEntry`` (30 s timeout) consumes a FIFO queue, one message group per account,
+  with Powertools' ``SqsFifoPartialProcessor`` so an account's entries keep their order
+  through failures (README: "FIFO consumers").
+"""
 
 from __future__ import annotations
 
@@ -19,7 +26,7 @@ POWERTOOLS_LAYER_VERSION = 27
 
 
 class InvoiceRenderingStack(Stack):
-    """Renders invoices from a queue; the queue's settings derive from the function."""
+    """Renders invoices and posts ledger entries; each queue's settings derive from its function."""
 
     def __init__(self, scope: Construct, construct_id: str, **kwargs: object) -> None:
         super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
@@ -51,4 +58,26 @@ class InvoiceRenderingStack(Stack):
             max_batching_window=Duration.seconds(2),
             alarm_topic=self.alarm_topic,
             idempotency=True,
+        )
+        # FIFO: no batching window (AWS refuses one on FIFO queues), batches of at most 10.
+        self.ledger_function = lambda_.Function(
+            self,
+            "PostLedgerEntry",
+            runtime=lambda_.Runtime.PYTHON_3_13,
+            handler="ledger_fifo.handler",
+            code=lambda_.Code.from_asset(
+                str(HANDLER_DIR), exclude=["__pycache__", "*.pyc", "__init__.py"]
+            ),
+            layers=[powertools],
+            timeout=Duration.seconds(30),
+            memory_size=256,
+            tracing=lambda_.Tracing.ACTIVE,
+        )
+        self.ledger_consumer = SafeQueueConsumer(
+            self,
+            "LedgerEntries",
+            function=self.ledger_function,
+            fifo=True,
+            batch_size=10,
+            alarm_topic=self.alarm_topic,
         )

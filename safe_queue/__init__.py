@@ -2,9 +2,10 @@
 
 ``SafeQueueConsumer`` derives the queue's settings from the consuming function;
 ``derive_visibility_timeout`` is the formula on its own; ``SafeQueueChecks`` checks every
-SQS -> Lambda mapping of a CDK app. The CDK names are resolved lazily, so the CDK-free
+SQS -> Lambda mapping of a CDK app; ``SafeQueueConfigRule`` keeps checking a live account
+with AWS Config. The CDK names are resolved lazily, so the CDK-free
 parts (:mod:`safe_queue.engine`, :mod:`safe_queue.runtime`, the ``safe-queue`` command)
-import neither ``aws_cdk``, ``constructs`` nor ``jsii``.
+import neither aws-cdk-lib, constructs nor jsii.
 """
 
 from __future__ import annotations
@@ -16,22 +17,25 @@ from safe_queue.errors import SafeQueueConfigError
 
 if TYPE_CHECKING:
     from safe_queue.cdk.checks import SafeQueueChecks
+    from safe_queue.cdk.config_rule import SafeQueueConfigRule
     from safe_queue.cdk.consumer import SafeQueueConsumer, derive_visibility_timeout
     from safe_queue.cdk.dashboard import SafeQueueDashboard
 
 __all__ = [
     "SafeQueueChecks",
     "SafeQueueConfigError",
+    "SafeQueueConfigRule",
     "SafeQueueConsumer",
     "SafeQueueDashboard",
     "derive_visibility_timeout",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
 # Public CDK names and the module that defines each; imported on first use.
 _LAZY = {
     "SafeQueueChecks": "safe_queue.cdk.checks",
+    "SafeQueueConfigRule": "safe_queue.cdk.config_rule",
     "SafeQueueConsumer": "safe_queue.cdk.consumer",
     "SafeQueueDashboard": "safe_queue.cdk.dashboard",
     "derive_visibility_timeout": "safe_queue.cdk.consumer",

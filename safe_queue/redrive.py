@@ -347,7 +347,7 @@ def _error_text(error: BaseException) -> tuple[str | None, str]:
 
 
 def _make_client(region: str | None) -> Any:
-    import boto3  # type: ignore[import-untyped]
+    import boto3
 
     return boto3.client("sqs", region_name=region)
 
@@ -381,7 +381,7 @@ def main(
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0)
     try:
-        from botocore.exceptions import (  # type: ignore[import-untyped]
+        from botocore.exceptions import (
             BotoCoreError,
             ClientError,
             NoCredentialsError,

@@ -7,12 +7,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-
-import aws_cdk as cdk
-from aws_cdk import aws_lambda as lambda_
-
 ROOT = Path(__file__).resolve().parent.parent
+
+# jsii starts its Node.js kernel at `import aws_cdk`: use the project's Node.js 24
+# (node_modules/.bin, installed by `scripts/setup --node`) also when pytest is run directly.
+_NODE_BIN = ROOT / "node_modules" / ".bin"
+if (_NODE_BIN / "node").exists():
+    os.environ["PATH"] = f"{_NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+
+import aws_cdk as cdk  # noqa: E402
+from aws_cdk import aws_lambda as lambda_  # noqa: E402
+
 CDK_CONTEXT: dict[str, Any] = json.loads((ROOT / "cdk.json").read_text())["context"]
 
 

@@ -4,8 +4,16 @@ moto's SQS implements visibility timeouts, receive counts and redrive with wall-
 time. `VirtualClock` replaces that clock, so minutes of queue time pass instantly and the
 tests are deterministic. Lambda does not run here (no Docker), so `SimulatedSqsPoller`
 plays its SQS poller: several concurrent pollers, each receiving up to the batch size,
-invoking the handler (whose records take a simulated time each, one after the other),
-then deleting what succeeded.
+holding a partial batch for the batching window, invoking the handler (whose records take
+a simulated time each, one after the other) within a concurrency limit, retrying throttled
+invokes while the batch's lease runs (`assumed_throttle_backoff`: an assumption, not AWS's
+schedule), then deleting what succeeded.
+
+From moto: visibility timeouts, receive counts, redrive to the dead-letter queue, and FIFO
+message groups (a group is held while one of its messages is in flight; a group's messages
+come in the order sent). Modelled here: everything Lambda does, and one FIFO correction
+(`release_expired_leases`: moto holds a group on an expired lease until a receive reaches
+it, and would then hand out the group's later messages first).
 """
 
 from __future__ import annotations
@@ -167,6 +175,40 @@ class FakeLambdaContext:
 Handler = Callable[[dict[str, Any], Any], Any]
 
 
+def assumed_throttle_backoff(attempt: int) -> float:
+    """Seconds before retrying an invoke that was throttled `attempt` times in a row.
+
+    **An assumption, not AWS's schedule.** AWS documents that a throttled SQS batch is
+    retried "with backoff" until the messages' visibility timeout runs out, then dropped
+    (they reappear in the queue); it does not publish the delays. This model waits 1 s,
+    2 s, 4 s, then 5 s between attempts.
+
+    >>> [assumed_throttle_backoff(n) for n in range(1, 6)]
+    [1.0, 2.0, 4.0, 5.0, 5.0]
+    """
+    return float(min(2 ** (attempt - 1), 5))
+
+
+@dataclass
+class Invocation:
+    """One invocation of the handler: when it ran, and what it was given."""
+
+    received: float
+    """When its poller received the batch (its lease started)."""
+    start: float
+    end: float
+    message_ids: list[str]
+    groups: frozenset[str]
+    """The FIFO message group ids of its records (empty on standard queues)."""
+
+
+@dataclass
+class _Batch:
+    records: list[dict[str, Any]]
+    received_at: float
+    throttled: int = 0
+
+
 @dataclass
 class SimulatedSqsPoller:
     """Lambda's SQS poller, in virtual time.
@@ -180,6 +222,28 @@ class SimulatedSqsPoller:
     - otherwise: the whole batch is deleted.
 
     A poller that receives nothing polls again `poll_interval` seconds later.
+
+    Batching window: a poller that received fewer than `batch_size` messages holds them for
+    `batching_window` seconds before invoking (the window's worst case for the lease; the
+    model does not top the batch up).
+
+    Throttling: with `concurrency_limit`, at most that many invocations run at once (the
+    function's reserved concurrency). An invoke beyond it is throttled and retried after
+    `throttle_backoff(n)` seconds (n: throttles of this batch so far), as long as the
+    batch's lease (receipt + the queue's visibility timeout) runs; once it has run out the
+    batch is dropped without an invocation (AWS: "Lambda continues to retry the message
+    until the message's timestamp exceeds your queue's visibility timeout, at which point
+    Lambda drops the message") and its messages, visible again, go to the next receive. A
+    throttled retry is not a receive: only receives raise ``ApproximateReceiveCount``.
+
+    FIFO queues: moto's SQS holds a message group while one of its messages is in flight
+    (received, not deleted, lease running) and returns a group's messages in the order
+    they were sent; the poller relies on both. (`Invocation.groups` lets tests check it.)
+    Where moto is not faithful, the poller models SQS: moto releases a message whose lease
+    ran out only when a receive reaches it, and until then its group stays held. When
+    several messages of a group expire together (a2..a5 reported failed in one batch),
+    the receive skips a2, a3 and a4 and hands out a5 first. Before each receive the
+    poller therefore releases every expired lease (`release_expired_leases`), as SQS does.
     """
 
     clock: VirtualClock
@@ -191,45 +255,92 @@ class SimulatedSqsPoller:
     record_seconds: Callable[[dict[str, Any]], float] = lambda _record: 0.0
     pollers: int = 2
     poll_interval: float = 1.0
+    batching_window: float = 0.0
+    concurrency_limit: int | None = None
+    throttle_backoff: Callable[[int], float] = assumed_throttle_backoff
     invocations: list[list[str]] = field(default_factory=list)
     """The message ids of each invocation, in order."""
+    timeline: list[Invocation] = field(default_factory=list)
+    """Each invocation with its start, end and message groups, in order of start."""
+    receives: list[tuple[str, int]] = field(default_factory=list)
+    """(message id, its ApproximateReceiveCount) for each time a message was received."""
+    throttles: list[tuple[float, list[str]]] = field(default_factory=list)
+    """(time, message ids) for each throttled invoke."""
+    dropped: list[list[str]] = field(default_factory=list)
+    """The message ids of each batch dropped because its lease ran out while throttled."""
 
     def run(self, seconds: float) -> None:
         """Simulate `seconds` of queue time, then stop (in-flight invocations are dropped)."""
         sqs = boto3.client("sqs", region_name=REGION)
-        queue_arn = queue_attributes(self.queue_url)["QueueArn"]
+        attributes = queue_attributes(self.queue_url)
+        queue_arn = attributes["QueueArn"]
+        lease = float(attributes["VisibilityTimeout"])
         end = self.clock.now + seconds
         sequence = itertools.count()
-        events: list[tuple[float, int, int, list[dict[str, Any]] | None]] = [
-            (self.clock.now, next(sequence), poller, None) for poller in range(self.pollers)
+        running = 0
+        # (time, tie-break, poller, what happens, the poller's batch)
+        events: list[tuple[float, int, int, str, _Batch | None]] = [
+            (self.clock.now, next(sequence), poller, "poll", None) for poller in range(self.pollers)
         ]
+
+        def schedule(at: float, poller: int, what: str, batch: _Batch | None = None) -> None:
+            heapq.heappush(events, (at, next(sequence), poller, what, batch))
+
         while events:
-            at, _, poller, batch = heapq.heappop(events)
+            at, _, poller, what, batch = heapq.heappop(events)
             if at > end:
                 break
             self.clock.now = at
-            if batch is None:  # an idle poller polls
+            if what == "poll":
+                release_expired_leases(self.queue_url)
                 messages = sqs.receive_message(
                     QueueUrl=self.queue_url,
                     MaxNumberOfMessages=self.batch_size,
                     AttributeNames=["All"],
                 ).get("Messages", [])
                 if not messages:
-                    heapq.heappush(events, (at + self.poll_interval, next(sequence), poller, None))
+                    schedule(at + self.poll_interval, poller, "poll")
                     continue
-                records = [lambda_record(m, queue_arn) for m in messages]
-                self.invocations.append([r["messageId"] for r in records])
-                busy = sum(self.record_seconds(r) for r in records)
-                finish = at + min(busy, self.function_timeout)
-                heapq.heappush(events, (finish, next(sequence), poller, records))
-            else:  # the poller's invocation ends
-                timed_out = sum(self.record_seconds(r) for r in batch) > self.function_timeout
-                delete = [] if timed_out else self._succeeded(batch)
+                self.receives.extend(
+                    (m["MessageId"], int(m["Attributes"]["ApproximateReceiveCount"]))
+                    for m in messages
+                )
+                received = _Batch([lambda_record(m, queue_arn) for m in messages], at)
+                full = len(messages) >= self.batch_size
+                schedule(at if full else at + self.batching_window, poller, "invoke", received)
+                continue
+            assert batch is not None
+            message_ids = [r["messageId"] for r in batch.records]
+            if what == "invoke":
+                if at >= batch.received_at + lease:  # dropped: the messages are visible again
+                    self.dropped.append(message_ids)
+                    schedule(at, poller, "poll")
+                elif self.concurrency_limit is not None and running >= self.concurrency_limit:
+                    self.throttles.append((at, message_ids))
+                    batch.throttled += 1
+                    schedule(at + self.throttle_backoff(batch.throttled), poller, "invoke", batch)
+                else:
+                    running += 1
+                    busy = sum(self.record_seconds(r) for r in batch.records)
+                    finish = at + min(busy, self.function_timeout)
+                    self.invocations.append(message_ids)
+                    self.timeline.append(
+                        Invocation(
+                            batch.received_at, at, finish, message_ids, _groups(batch.records)
+                        )
+                    )
+                    schedule(finish, poller, "end", batch)
+            else:  # the invocation ends
+                running -= 1
+                timed_out = sum(self.record_seconds(r) for r in batch.records) > (
+                    self.function_timeout
+                )
+                delete = [] if timed_out else self._succeeded(batch.records)
                 for record in delete:
                     sqs.delete_message(
                         QueueUrl=self.queue_url, ReceiptHandle=record["receiptHandle"]
                     )
-                heapq.heappush(events, (at, next(sequence), poller, None))
+                schedule(at, poller, "poll")
 
     def _succeeded(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         try:
@@ -248,3 +359,31 @@ class SimulatedSqsPoller:
             for message_id in invocation:
                 counts[message_id] = counts.get(message_id, 0) + 1
         return counts
+
+    def receive_counts(self) -> dict[str, int]:
+        """Each message id's highest ``ApproximateReceiveCount`` seen (times received)."""
+        counts: dict[str, int] = {}
+        for message_id, count in self.receives:
+            counts[message_id] = max(counts.get(message_id, 0), count)
+        return counts
+
+
+def release_expired_leases(queue_url: str) -> None:
+    """Release the message groups held by messages whose lease has run out (FIFO queues).
+
+    moto keeps a received message in its queue's in-flight set until a receive reaches it
+    again, even after its visibility timeout has passed, and a FIFO message group with a
+    message in that set is skipped. On SQS an expired lease holds nothing. This is the one
+    place the emulator reaches into moto's SQS state.
+    """
+    queue = moto.sqs.models.sqs_backends[ACCOUNT][REGION].get_queue(queue_url.rsplit("/", 1)[1])
+    if queue.fifo_queue:
+        queue.pending_messages.difference_update(
+            {message for message in queue.pending_messages if message.visible}
+        )
+
+
+def _groups(records: list[dict[str, Any]]) -> frozenset[str]:
+    return frozenset(
+        r["attributes"]["MessageGroupId"] for r in records if "MessageGroupId" in r["attributes"]
+    )

@@ -1,64 +1,77 @@
-"""SafeQueueChecks on real stacks: each rule compliant and failing, cross-stack, escape hatches."""
+"""SafeQueueChecks, the CDK policy-validation plugin, on real apps: every rule, Stages,
+overrides, escape hatches, acknowledgements, and one verdict with SafeQueueConsumer."""
 
 from __future__ import annotations
 
-import re
+import json
 import runpy
+from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk import Aspects
+from aws_cdk import Acknowledgment, Aspects, Validations
 from aws_cdk import aws_kinesis as kinesis
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
-from aws_cdk.assertions import Annotations, Match
 
 from example.stack import InvoiceRenderingStack
 from safe_queue import SafeQueueChecks, SafeQueueConsumer
+from safe_queue.engine import RULES
 
 from .conftest import ROOT, make_app, make_function
 
 S = cdk.Duration.seconds
 DAY = 86_400
-ID = re.compile(r"\[(?:ack: )?(safe-queue:[a-z0-9-]+)\]")
 
 
-def checked_app() -> cdk.App:
+def checked_app(**plugin_props: Any) -> cdk.App:
     app = make_app()
-    Aspects.of(app).add(SafeQueueChecks())
+    Validations.of(app).add_plugins(SafeQueueChecks(**plugin_props))
     return app
 
 
-LEVELS = {"aws:cdk:error": "error", "aws:cdk:warning": "warning", "aws:cdk:info": "info"}
+Found = dict[str, list[tuple[str, str, str]]]
 
 
-def findings(stack: cdk.Stack) -> dict[str, list[tuple[str, str]]]:
-    """{level: [(rule id, message)]} of the safe-queue annotations in `stack`, after synth.
+def synth(app: cdk.App) -> tuple[str, Found]:
+    """Synthesize ``app``; return (the failure, or ""), {level: [(rule id, message, path)]}.
 
-    Read from the construct tree: with cdk.json's flags an error annotation (ours, or
-    CDK's own E3505 check) makes the synth raise, as `cdk synth` would fail.
+    The findings are the plugin's unacknowledged violations, read from the
+    validation-report.json that ``cdk synth`` writes; the construct path is the violating
+    construct's.
     """
-    app = stack.node.root
-    assert isinstance(app, cdk.App)
     failure = ""
     try:
         app.synth()
     except RuntimeError as error:
         failure = str(error)
     assert failure == "" or failure.startswith("ValidationFailed"), failure
-    found: dict[str, list[tuple[str, str]]] = {}
-    for construct in stack.node.find_all():
-        for entry in construct.node.metadata:
-            match = ID.search(str(entry.data))
-            if entry.type in LEVELS and match:
-                found.setdefault(LEVELS[entry.type], []).append((match.group(1), str(entry.data)))
-    return found
+    found: Found = {}
+    report_file = Path(app.outdir) / "validation-report.json"
+    if report_file.exists():
+        for plugin in json.loads(report_file.read_text())["pluginReports"]:
+            if plugin["pluginName"] != "SafeQueue":
+                continue
+            for violation in plugin["violations"]:
+                for construct in violation["violatingConstructs"]:
+                    found.setdefault(violation["severity"], []).append(
+                        (
+                            violation["ruleName"],
+                            violation["description"],
+                            construct["constructPath"],
+                        )
+                    )
+    return failure, found
 
 
-def ids(stack: cdk.Stack) -> set[tuple[str, str]]:
-    return {(level, rule) for level, items in findings(stack).items() for rule, _ in items}
+def findings(app: cdk.App) -> Found:
+    return synth(app)[1]
+
+
+def ids(app: cdk.App) -> set[tuple[str, str]]:
+    return {(level, rule) for level, items in findings(app).items() for rule, _, _ in items}
 
 
 def hand_wired(
@@ -104,23 +117,28 @@ def hand_wired(
     return function
 
 
-def test_seed_incident_configuration_is_an_error():
+def test_seed_incident_configuration_fails_the_synth_with_one_error():
     # GIVEN the seed's broken pair: timeout 180 s, visibility 60 s, batch 5, window 2 s
-    stack = cdk.Stack(checked_app(), "Seed")
-    hand_wired(stack, visibility=60, retention=None)
-    # WHEN the app is synthesized  THEN one error names both values and the fix
-    found = findings(stack)
-    assert [rule for rule, _ in found["error"]] == ["safe-queue:visibility-below-function-timeout"]
-    (_, message), *_ = found["error"]
+    app = checked_app()
+    hand_wired(cdk.Stack(app, "Seed"), visibility=60)
+    # WHEN the app is synthesized
+    failure, found = synth(app)
+    # THEN the synth fails with one error naming both values and the fix
+    assert failure.startswith("ValidationFailed")
+    assert [rule for rule, _, _ in found["error"]] == [
+        "safe-queue:visibility-below-function-timeout"
+    ]
+    ((_, message, path),) = found["error"]
     assert "VisibilityTimeout 60 s is below the function Timeout 180 s" in message
     assert "6 x function Timeout 180 s + MaximumBatchingWindowInSeconds 2 s = 1082 s" in message
+    assert path.startswith("Seed/Worker/SqsEventSource")  # the hand-wired mapping itself
     assert "warning" not in found  # below the function timeout, the guidance warning is moot
 
 
 def test_seed_fixed_configuration_passes():
-    stack = cdk.Stack(checked_app(), "Fixed")
-    hand_wired(stack, visibility=1110)
-    assert findings(stack) == {}
+    app = checked_app()
+    hand_wired(cdk.Stack(app, "Fixed"), visibility=1110)
+    assert synth(app) == ("", {})
 
 
 RULE_CASES = [
@@ -149,44 +167,144 @@ RULE_CASES = [
     ("kwargs", "expected"), [pytest.param(c[1], c[2], id=c[0]) for c in RULE_CASES]
 )
 def test_each_rule_on_a_hand_wired_stack(kwargs: dict[str, Any], expected: set[tuple[str, str]]):
-    stack = cdk.Stack(checked_app(), "Wired")
-    hand_wired(stack, **kwargs)
-    assert ids(stack) == expected
+    app = checked_app()
+    hand_wired(cdk.Stack(app, "Wired"), **kwargs)
+    assert ids(app) == expected
+
+
+def concurrency_and_filters(stack: cdk.Stack, name: str, **mapping: Any) -> None:
+    """A compliant pair whose function has reserved concurrency 10, with mapping options."""
+    dlq = sqs.Queue(stack, f"{name}Dlq", retention_period=S(14 * DAY))
+    queue = sqs.Queue(
+        stack,
+        f"{name}Queue",
+        visibility_timeout=S(360),
+        dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=5),
+    )
+    function = make_function(stack, f"{name}Fn", S(60))
+    cfn_function = function.node.default_child
+    assert isinstance(cfn_function, lambda_.CfnFunction)
+    cfn_function.reserved_concurrent_executions = 10
+    function.add_event_source(
+        event_sources.SqsEventSource(
+            queue, batch_size=1, report_batch_item_failures=True, **mapping
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("mapping", "expected"),
+    [
+        ({}, {("warning", "safe-queue:reserved-concurrency-without-max-concurrency")}),
+        ({"max_concurrency": 10}, set()),
+        ({"max_concurrency": 11}, {("warning", "safe-queue:max-concurrency-above-reserved-concurrency")}),
+        (
+            {"max_concurrency": 10, "filters": [lambda_.FilterCriteria.filter({"body": {"k": ["v"]}})]},
+            {("warning", "safe-queue:filter-deletes-unmatched")},
+        ),
+    ],
+)  # fmt: skip
+def test_concurrency_and_filter_rules(mapping: dict[str, Any], expected: set[tuple[str, str]]):
+    app = checked_app()
+    concurrency_and_filters(cdk.Stack(app, "Concurrency"), "C", **mapping)
+    assert ids(app) == expected
+
+
+def test_every_rule_of_the_registry_is_reported_by_the_plugin():
+    # GIVEN one app with a stack that breaks each rule (one synth for the whole registry)
+    app = checked_app()
+    stack = cdk.Stack(app, "All")
+    hand_wired(stack, visibility=60, retention=239, dead_letter_retention=60, batch_size=2,
+               report=False, max_receive_count=4)  # fmt: skip
+    concurrency_and_filters(stack, "Reserved")
+    concurrency_and_filters(
+        stack, "Above", max_concurrency=11,
+        filters=[lambda_.FilterCriteria.filter({"body": {"k": ["v"]}})],
+    )  # fmt: skip
+    no_dlq = sqs.Queue(stack, "NoDlq", visibility_timeout=S(400))
+    make_function(stack, "NoDlqFn", S(60)).add_event_source(
+        event_sources.SqsEventSource(no_dlq, batch_size=1)
+    )
+    guidance = sqs.Queue(stack, "Guidance", visibility_timeout=S(200))
+    make_function(stack, "GuidanceFn", S(60)).add_event_source(
+        event_sources.SqsEventSource(guidance, batch_size=1)
+    )
+    imported = sqs.Queue.from_queue_arn(stack, "Imported", "arn:aws:sqs:eu-west-1:123456789012:j")
+    make_function(stack, "ImportedFn", S(60)).add_event_source(
+        event_sources.SqsEventSource(imported, batch_size=1)
+    )
+    drifted = make_function(stack, "DriftFn", S(60))
+    SafeQueueConsumer(stack, "Drift", function=drifted)
+    cfn_drifted = drifted.node.default_child
+    assert isinstance(cfn_drifted, lambda_.CfnFunction)
+    cfn_drifted.add_property_override("Timeout", 120)  # unseen by the construct: the plugin
+    # WHEN synthesized  THEN every rule id of the registry is among the findings
+    reported = {rule for _, rule in ids(app)}
+    assert reported == {entry.id for entry in RULES}
 
 
 def test_queue_in_one_stack_and_function_in_another_is_checked():
     app = checked_app()
     queues, workers = cdk.Stack(app, "Queues"), cdk.Stack(app, "Workers")
     hand_wired(queues, workers, visibility=60)
-    assert ids(workers) == {("error", "safe-queue:visibility-below-function-timeout")}
-    assert ids(queues) == set()
+    found = findings(app)
+    assert [(rule, path.split("/")[0]) for rule, _, path in found["error"]] == [
+        ("safe-queue:visibility-below-function-timeout", "Workers")
+    ]
+
+
+def test_mappings_inside_a_stage_are_checked():
+    # GIVEN a CDK Pipelines-like app: the broken pair lives in a Stage
+    app = checked_app()
+    stage = cdk.Stage(app, "Prod")
+    hand_wired(cdk.Stack(stage, "Service"), visibility=30, function_timeout=60)
+    # WHEN synthesized  THEN the synth fails, naming the construct inside the stage
+    failure, found = synth(app)
+    assert failure.startswith("ValidationFailed")
+    ((rule, _, path),) = found["error"]
+    assert rule == "safe-queue:visibility-below-function-timeout"
+    assert path.startswith("Prod/Service/")
 
 
 def test_visibility_changed_through_the_cfn_queue_is_seen():
-    stack = cdk.Stack(checked_app(), "Hatch")
+    app = checked_app()
+    stack = cdk.Stack(app, "Hatch")
     hand_wired(stack, visibility=1110)
     queue = stack.node.find_child("Work").node.default_child
     assert isinstance(queue, sqs.CfnQueue)
     queue.visibility_timeout = 60
-    assert ids(stack) == {("error", "safe-queue:visibility-below-function-timeout")}
+    assert ids(app) == {("error", "safe-queue:visibility-below-function-timeout")}
+
+
+def test_values_set_with_add_property_override_are_seen():
+    app = checked_app()
+    stack = cdk.Stack(app, "Override")
+    hand_wired(stack, visibility=1110)
+    queue = stack.node.find_child("Work").node.default_child
+    assert isinstance(queue, sqs.CfnQueue)
+    queue.add_property_override("VisibilityTimeout", 60)
+    assert ids(app) == {("error", "safe-queue:visibility-below-function-timeout")}
 
 
 def test_function_timeout_changed_through_the_cfn_function_is_seen():
-    stack = cdk.Stack(checked_app(), "Hatch")
-    function = hand_wired(stack, visibility=1110)
+    app = checked_app()
+    function = hand_wired(cdk.Stack(app, "Hatch"), visibility=1110)
     cfn_function = function.node.default_child
     assert isinstance(cfn_function, lambda_.CfnFunction)
     cfn_function.timeout = 900  # raised after the queue was sized for 180 s
-    found = findings(stack)
-    assert ids(stack) == {("warning", "safe-queue:visibility-below-guidance")}
+    found = findings(app)
+    assert {(level, rule) for level, items in found.items() for rule, _, _ in items} == {
+        ("warning", "safe-queue:visibility-below-guidance")
+    }
     assert (
         "function Timeout 900 s + MaximumBatchingWindowInSeconds 2 s = 5402 s"
-        in found["warning"][0][1]
+        in (found["warning"][0][1])
     )
 
 
 def test_l1_only_wiring_is_checked():
-    stack = cdk.Stack(checked_app(), "L1")
+    app = checked_app()
+    stack = cdk.Stack(app, "L1")
     queue = sqs.CfnQueue(stack, "Queue", visibility_timeout=60)
     function = lambda_.CfnFunction(
         stack,
@@ -201,7 +319,7 @@ def test_l1_only_wiring_is_checked():
         stack, "Mapping", event_source_arn=queue.attr_arn, function_name=function.ref
     )
     # defaults: batch 10 without ReportBatchItemFailures, no DLQ
-    assert ids(stack) == {
+    assert ids(app) == {
         ("error", "safe-queue:visibility-below-function-timeout"),
         ("warning", "safe-queue:no-dead-letter-queue"),
         ("warning", "safe-queue:no-report-batch-item-failures"),
@@ -209,76 +327,108 @@ def test_l1_only_wiring_is_checked():
 
 
 def test_mapping_through_an_alias_is_checked():
-    stack = cdk.Stack(checked_app(), "Alias")
+    app = checked_app()
+    stack = cdk.Stack(app, "Alias")
     queue = sqs.Queue(stack, "Queue", visibility_timeout=S(60))
     function = make_function(stack, "Fn", S(180))
     alias = lambda_.Alias(stack, "Live", alias_name="live", version=function.current_version)
     alias.add_event_source(event_sources.SqsEventSource(queue, batch_size=1))
-    assert ("error", "safe-queue:visibility-below-function-timeout") in ids(stack)
+    assert ("error", "safe-queue:visibility-below-function-timeout") in ids(app)
 
 
-def test_unknown_values_get_an_info_not_a_guess():
-    stack = cdk.Stack(checked_app(), "Unknown")
+def test_a_parameter_without_a_value_gets_an_info_not_a_guess():
+    app = checked_app()
+    stack = cdk.Stack(app, "Unknown")
     visibility = cdk.CfnParameter(stack, "Visibility", type="Number").value_as_number
     hand_wired(stack, visibility=None)
     queue = stack.node.find_child("Work").node.default_child
     assert isinstance(queue, sqs.CfnQueue)
     queue.visibility_timeout = visibility
-    found = findings(stack)
+    found = findings(app)
     assert set(found) == {"info"}
-    ((rule, message),) = found["info"]
+    ((rule, message, _),) = found["info"]
     assert rule == "safe-queue:unchecked"
-    assert "queue VisibilityTimeout is an unresolved token" in message
+    assert "Visibility" in message
     assert "safe-queue:visibility-below-function-timeout" in message
 
 
+def test_a_parameter_value_given_to_the_plugin_is_used_and_named():
+    app = checked_app(parameters={"Visibility": "60"})
+    stack = cdk.Stack(app, "Param")
+    visibility = cdk.CfnParameter(stack, "Visibility", type="Number").value_as_number
+    hand_wired(stack, visibility=None)
+    queue = stack.node.find_child("Work").node.default_child
+    assert isinstance(queue, sqs.CfnQueue)
+    queue.visibility_timeout = visibility
+    found = findings(app)
+    assert [rule for rule, _, _ in found["error"]] == [
+        "safe-queue:visibility-below-function-timeout"
+    ]
+    assert "Visibility" in found["error"][0][1]  # says which value it assumed
+
+
 def test_imported_queue_gets_an_info():
-    stack = cdk.Stack(checked_app(), "Imported")
+    app = checked_app()
+    stack = cdk.Stack(app, "Imported")
     queue = sqs.Queue.from_queue_arn(stack, "Q", "arn:aws:sqs:eu-west-1:123456789012:jobs")
     make_function(stack, "Fn", S(60)).add_event_source(event_sources.SqsEventSource(queue))
-    found = findings(stack)
     # the queue's settings are unknown; the mapping's own (batch 10, no partial failures) are not
-    assert ids(stack) == {
+    assert ids(app) == {
         ("info", "safe-queue:unchecked"),
         ("warning", "safe-queue:no-report-batch-item-failures"),
     }
-    (_, message), *_ = found["info"]
-    assert "arn:aws:sqs:eu-west-1:123456789012:jobs is not defined in this app" in message
 
 
 def test_imported_function_gets_an_info():
-    stack = cdk.Stack(checked_app(), "ImportedFn")
+    app = checked_app()
+    stack = cdk.Stack(app, "ImportedFn")
     queue = sqs.Queue(stack, "Q", visibility_timeout=S(60))
     function = lambda_.Function.from_function_arn(
         stack, "Fn", "arn:aws:lambda:eu-west-1:123456789012:function:render"
     )
     function.add_event_source(event_sources.SqsEventSource(queue, batch_size=1))
-    assert ("info", "safe-queue:unchecked") in ids(stack)
-    assert "function's timeout is unknown" in findings(stack)["info"][0][1]
+    assert ("info", "safe-queue:unchecked") in ids(app)
 
 
 def test_non_sqs_mappings_are_ignored():
-    stack = cdk.Stack(checked_app(), "Stream")
+    app = checked_app()
+    stack = cdk.Stack(app, "Stream")
     stream = kinesis.Stream(stack, "Stream")
     make_function(stack, "Fn", S(60)).add_event_source(
         event_sources.KinesisEventSource(stream, starting_position=lambda_.StartingPosition.LATEST)
     )
-    assert findings(stack) == {}
+    assert synth(app) == ("", {})
 
 
-def test_a_warning_can_be_acknowledged_on_the_mapping_with_a_reason():
-    stack = cdk.Stack(checked_app(), "Ack")
-    function = hand_wired(stack, dead_letter=False)
-    (mapping,) = [c for c in function.node.children if c.node.id.startswith("SqsEventSource")]
-    cdk.Annotations.of(mapping).acknowledge_warning(
-        "safe-queue:no-dead-letter-queue", "replays are harmless: the queue is a cache refresh"
+def test_a_finding_is_acknowledged_on_the_function_with_a_reason():
+    app = checked_app()
+    function = hand_wired(cdk.Stack(app, "Ack"), dead_letter=False)
+    Validations.of(function).acknowledge(
+        Acknowledgment(
+            id="SafeQueue::safe-queue:no-dead-letter-queue",
+            reason="replays are harmless: the queue is a cache refresh",
+        )
     )
-    assert findings(stack) == {}
+    assert synth(app) == ("", {})
+
+
+def test_an_acknowledged_error_no_longer_fails_the_synth():
+    app = checked_app()
+    function = hand_wired(
+        cdk.Stack(app, "AckError"), retention=4 * DAY, dead_letter_retention=4 * DAY - 1
+    )
+    Validations.of(function).acknowledge(
+        Acknowledgment(
+            id="SafeQueue::safe-queue:dead-letter-retention-too-short",
+            reason="migrating: the dead-letter queue is replaced in the next release",
+        )
+    )
+    assert synth(app) == ("", {})
 
 
 def test_safe_queue_consumer_output_passes_every_rule():
     app = checked_app()
-    example = InvoiceRenderingStack(app, "InvoiceRendering")
+    InvoiceRenderingStack(app, "InvoiceRendering")
     shapes = cdk.Stack(app, "Shapes")
     SafeQueueConsumer(shapes, "Fifo", function=make_function(shapes, "FifoFn", S(30)), fifo=True)
     SafeQueueConsumer(
@@ -289,31 +439,39 @@ def test_safe_queue_consumer_output_passes_every_rule():
         ),
         function_timeout=S(900),
     )
-    assert findings(example) == {}
-    # the imported function's reserved concurrency cannot be read: an info, not a guess
-    found = findings(shapes)
-    assert [rule for rule, _ in found.pop("info")] == ["safe-queue:unchecked"]
-    assert found == {}
+    failure, found = synth(app)
+    assert failure == ""
+    # the imported function's timeout is unknown to the template: an info, nothing more
+    assert set(found) <= {"info"}
+    assert all(path.startswith("Shapes/Imported") for _, _, path in found.get("info", []))
 
 
-def test_consumer_and_checks_give_one_verdict_on_an_overridden_visibility():
-    # GIVEN a consumer whose explicit visibility is below the guidance, and the checks
-    stack = cdk.Stack(checked_app(), "Override")
+def consumer_warnings(consumer: SafeQueueConsumer) -> list[str]:
+    return [str(e.data) for e in consumer.node.metadata if e.type == "aws:cdk:warning"]
+
+
+def test_consumer_and_plugin_give_one_verdict_on_an_overridden_visibility():
+    # GIVEN a consumer whose explicit visibility is below the guidance, and the plugin
+    app = checked_app()
+    stack = cdk.Stack(app, "Override")
     consumer = SafeQueueConsumer(
-        stack,
-        "Consumer",
-        function=make_function(stack, "Fn", S(180)),
+        stack, "Consumer", function=make_function(stack, "Fn", S(180)), visibility_timeout=S(600)
+    )
+    # WHEN synthesized  THEN the consumer's own warning is the only verdict
+    assert synth(app) == ("", {})
+    (warning,) = consumer_warnings(consumer)
+    assert "safe-queue:visibility-below-guidance" in warning
+
+
+def test_consumer_in_one_stack_with_its_function_in_another_gives_one_verdict():
+    app = checked_app()
+    queues, functions = cdk.Stack(app, "Queues"), cdk.Stack(app, "Functions")
+    consumer = SafeQueueConsumer(
+        queues, "Consumer", function=make_function(functions, "Fn", S(180)),
         visibility_timeout=S(600),
-    )
-    # THEN exactly one warning, on the consumer, with the same id from both
-    found = findings(stack)
-    assert [rule for rule, _ in found["warning"]] == ["safe-queue:visibility-below-guidance"]
-    assert set(found) == {"warning"}
-    # (the assertions library sees the same: one warning, on the consumer's path)
-    warnings = Annotations.from_stack(stack).find_warning(
-        "*", Match.string_like_regexp("visibility-below-guidance")
-    )
-    assert [w.id for w in warnings] == [f"/{consumer.node.path}"]
+    )  # fmt: skip
+    assert synth(app) == ("", {})
+    assert len(consumer_warnings(consumer)) == 1
 
 
 def test_consumer_fails_synth_when_its_function_timeout_is_changed_afterwards():
@@ -332,6 +490,24 @@ def test_consumer_fails_synth_when_its_function_timeout_is_changed_afterwards():
     assert "safe-queue:function-timeout-changed" in message
 
 
+def test_plugin_catches_a_function_timeout_overridden_after_the_consumer_was_built():
+    # GIVEN the drift done with add_property_override, which only the template shows
+    app = checked_app()
+    stack = cdk.Stack(app, "Drift")
+    function = make_function(stack, "Fn", S(180))
+    consumer = SafeQueueConsumer(stack, "Consumer", function=function)
+    cfn_function = function.node.default_child
+    assert isinstance(cfn_function, lambda_.CfnFunction)
+    cfn_function.add_property_override("Timeout", 900)
+    # WHEN synthesized  THEN the plugin fails it, on the consumer (acknowledgeable there)
+    failure, found = synth(app)
+    assert failure.startswith("ValidationFailed")
+    assert ("safe-queue:function-timeout-changed", "Drift/Consumer") in {
+        (rule, path.rsplit("/", 2)[0]) for rule, _, path in found["error"]
+    }
+    assert consumer.node.path == "Drift/Consumer"
+
+
 def test_consumer_queue_visibility_changed_afterwards_is_an_error_on_the_consumer():
     app = checked_app()
     stack = cdk.Stack(app, "Drift")
@@ -339,45 +515,48 @@ def test_consumer_queue_visibility_changed_afterwards_is_an_error_on_the_consume
     queue = consumer.queue.node.default_child
     assert isinstance(queue, sqs.CfnQueue)
     queue.visibility_timeout = 60  # escape hatch after the consumer derived 1080 s
-    with pytest.raises(RuntimeError, match="ValidationFailed"):
+    failure, found = synth(app)
+    assert failure.startswith("ValidationFailed")
+    ((rule, message, path),) = found["error"]
+    assert rule == "safe-queue:visibility-below-function-timeout"
+    assert "VisibilityTimeout 60 s is below the function Timeout 180 s" in message
+    assert path.startswith("Drift/Consumer/")
+
+
+def test_the_old_aspect_form_fails_with_the_new_line():
+    app = make_app()
+    Aspects.of(app).add(SafeQueueChecks())
+    hand_wired(cdk.Stack(app, "Old"), visibility=1110)
+    with pytest.raises(RuntimeError) as raised:
         app.synth()
-    errors = [str(e.data) for e in consumer.node.metadata if e.type == "aws:cdk:error"]
-    assert len(errors) == 1
-    assert "VisibilityTimeout 60 s is below the function Timeout 180 s" in errors[0]
-    assert "[safe-queue:visibility-below-function-timeout]" in errors[0]
+    assert "Validations.of(app).add_plugins(SafeQueueChecks())" in str(raised.value)
 
 
 def test_fifty_mappings_are_all_checked():
-    stack = cdk.Stack(checked_app(), "Many")
+    app = checked_app()
+    stack = cdk.Stack(app, "Many")
     for index in range(50):
         queue = sqs.Queue(stack, f"Q{index}", visibility_timeout=S(60))
         function = make_function(stack, f"Fn{index}", S(180))
         function.add_event_source(event_sources.SqsEventSource(queue, batch_size=1))
-    errors = findings(stack)["error"]
+    errors = findings(app)["error"]
     assert len(errors) == 50
+    assert len({path for _, _, path in errors}) == 50
 
 
-def test_the_example_app_applies_the_checks_and_passes_them(monkeypatch: pytest.MonkeyPatch):
+def test_the_example_app_registers_the_plugin_and_passes_it(monkeypatch: pytest.MonkeyPatch):
+    # GIVEN the plugin's validate, watched
+    reports: list[Any] = []
+    validate = SafeQueueChecks.validate
+
+    def watched(self: SafeQueueChecks, context: Any) -> Any:
+        reports.append(validate(self, context))
+        return reports[-1]
+
+    monkeypatch.setattr(SafeQueueChecks, "validate", watched)
     monkeypatch.syspath_prepend(str(ROOT))
-    app = runpy.run_path(str(ROOT / "app.py"), run_name="__main__")["app"]
-    assert any(isinstance(aspect, SafeQueueChecks) for aspect in Aspects.of(app).all)
-    (stack,) = [c for c in app.node.children if isinstance(c, cdk.Stack)]
-    assert findings(stack) == {}
-
-
-def test_consumer_in_one_stack_with_its_function_in_another_gives_one_verdict():
-    # GIVEN the consumer's queues in one stack and its function (so the mapping) in another
-    app = checked_app()
-    queues, functions = cdk.Stack(app, "Queues"), cdk.Stack(app, "Functions")
-    consumer = SafeQueueConsumer(
-        queues,
-        "Consumer",
-        function=make_function(functions, "Fn", S(180)),
-        visibility_timeout=S(600),
-    )
-    # THEN the checks find the mapping's owner across stacks: one warning, on the consumer
-    assert findings(functions) == {}
-    assert [rule for rule, _ in findings(queues)["warning"]] == [
-        "safe-queue:visibility-below-guidance"
-    ]
-    assert len([m for m in consumer.node.metadata if m.type == "aws:cdk:warning"]) == 1
+    # WHEN app.py runs (it synthesizes)  THEN the plugin ran once and found nothing
+    runpy.run_path(str(ROOT / "app.py"), run_name="__main__")
+    (report,) = reports
+    assert report.success is True
+    assert list(report.violations) == []

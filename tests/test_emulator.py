@@ -71,10 +71,10 @@ class Synthesized:
         return self.deploy()[self.logical_id(self.stack.node.find_child("Work"))]
 
 
-def only_mapping() -> dict[str, Any]:
-    """The one event source mapping moto holds."""
+def mapping_of(queue_arn: str) -> dict[str, Any]:
+    """The one event source mapping moto holds for the queue."""
     client = boto3.client("lambda", region_name=REGION)
-    (mapping,) = client.list_event_source_mappings()["EventSourceMappings"]
+    (mapping,) = client.list_event_source_mappings(EventSourceArn=queue_arn)["EventSourceMappings"]
     result: dict[str, Any] = mapping
     return result
 
@@ -214,7 +214,7 @@ def test_example_stack_deploys_with_the_derived_attributes(
     }
     assert "FifoQueue" not in queue
     # AND the mapping, as created, has the batch settings and partial batch failures
-    mapping = only_mapping()
+    mapping = mapping_of(queue["QueueArn"])
     assert mapping["EventSourceArn"] == queue["QueueArn"]
     assert mapping["BatchSize"] == 5
     assert mapping["MaximumBatchingWindowInSeconds"] == 2
@@ -235,7 +235,7 @@ def test_fifo_consumer_deploys_as_two_fifo_queues(
     assert queue["QueueArn"].endswith(".fifo")
     assert int(queue["VisibilityTimeout"]) == 180
     assert json.loads(queue["RedrivePolicy"])["deadLetterTargetArn"] == dead_letter["QueueArn"]
-    mapping = only_mapping()
+    mapping = mapping_of(queue["QueueArn"])
     assert mapping["BatchSize"] == 10
     assert "MaximumBatchingWindowInSeconds" not in mapping or (
         mapping["MaximumBatchingWindowInSeconds"] == 0

@@ -14,9 +14,10 @@ from typing import Any
 import boto3
 import pytest
 from aws_cdk.assertions import Template
+from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
-from example.handler import render_invoices
+from example.handler import ledger_fifo, render_invoices
 from example.stack import InvoiceRenderingStack
 
 from .conftest import make_app
@@ -160,3 +161,82 @@ def test_an_in_progress_record_expires_with_the_function_timeout(
 
 def test_render_invoice_returns_the_pdf_key():
     assert render_invoices.render_invoice("inv_9") == "invoices/inv_9.pdf"
+
+
+# The FIFO example handler (example/handler/ledger_fifo.py) --------------------------------
+
+
+@pytest.fixture
+def posted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Entry ids the ledger handler posted, in order; posting ``bad`` raises."""
+    entries: list[str] = []
+
+    def post_entry(account: str, entry_id: str, amount: int) -> None:
+        if entry_id.startswith("bad"):  # "bada2": account a's entry 2, failing
+            raise ConnectionError(f"ledger unavailable for {entry_id}")
+        entries.append(entry_id)
+
+    monkeypatch.setattr(ledger_fifo, "post_entry", post_entry)
+    return entries
+
+
+def entries(*entry_ids: str) -> dict[str, Any]:
+    """A FIFO event: entry ``a2`` is account ``a``'s, in message group ``a``."""
+    event = sqs_event(*({"account": e[-2], "entryId": e, "amount": 1} for e in entry_ids))
+    for number, (record, entry_id) in enumerate(zip(event["Records"], entry_ids, strict=True)):
+        record["attributes"].update(
+            MessageGroupId=entry_id[-2],
+            MessageDeduplicationId=entry_id,
+            SequenceNumber=str(18_000_000_000_000_000_000 + number),
+        )
+    return event
+
+
+def run_ledger(event: dict[str, Any]) -> Any:
+    return ledger_fifo.handler(event, FakeLambdaContext())  # type: ignore[arg-type]
+
+
+def failed_ids(response: Any) -> list[str]:
+    return [f["itemIdentifier"] for f in response["batchItemFailures"]]
+
+
+def test_ledger_posts_a_good_batch_in_order(posted: list[str]):
+    response = run_ledger(entries("a1", "b1", "a2", "b2"))
+    assert response == {"batchItemFailures": []}
+    assert posted == ["a1", "b1", "a2", "b2"]
+
+
+def test_ledger_stops_a_group_at_its_first_failure_and_reports_the_rest(posted: list[str]):
+    # GIVEN account a's a1, a failing a2, then a3; account b's b1, b2 in between
+    event = entries("a1", "b1", "bada2", "b2", "a3")
+    ids = {r["attributes"]["MessageDeduplicationId"]: r["messageId"] for r in event["Records"]}
+    # WHEN the batch is handled
+    response = run_ledger(event)
+    # THEN a3 was not attempted after a2 failed; account b went on
+    assert posted == ["a1", "b1", "b2"]
+    # AND the failed record and its group's later records are reported, in order
+    assert failed_ids(response) == [ids["bada2"], ids["a3"]]
+
+
+def test_ledger_without_skip_group_stops_the_whole_batch(
+    posted: list[str], monkeypatch: pytest.MonkeyPatch
+):
+    # GIVEN the processor's plain form
+    monkeypatch.setattr(ledger_fifo, "processor", SqsFifoPartialProcessor())
+    event = entries("a1", "bada2", "b1")
+    # WHEN a2 fails, THEN b1 (another account) is reported failed too, unprocessed
+    response = run_ledger(event)
+    assert posted == ["a1"]
+    assert failed_ids(response) == [r["messageId"] for r in event["Records"][1:]]
+
+
+def test_ledger_batch_failing_at_its_first_record_raises(posted: list[str]):
+    # every record failed (the first one, then all after it): the whole batch is retried
+    with pytest.raises(BatchProcessingError):
+        run_ledger(entries("bada1", "a2"))
+    assert posted == []
+
+
+def test_post_entry_refuses_an_entry_without_account():
+    with pytest.raises(ValueError, match="account"):
+        ledger_fifo.post_entry("", "a1", 1)

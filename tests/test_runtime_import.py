@@ -10,6 +10,8 @@ import subprocess
 import sys
 import textwrap
 
+import safe_queue
+
 from .conftest import ROOT
 
 BLOCK_CDK = textwrap.dedent(
@@ -55,7 +57,7 @@ def test_the_runtime_and_redrive_import_without_cdk():
     )
     # THEN it works and none of them was loaded
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[-1] == "loaded: [] 0.1.0"
+    assert result.stdout.splitlines()[-1] == f"loaded: [] {safe_queue.__version__}"
 
 
 def test_the_blocker_does_block_the_construct():

@@ -53,6 +53,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     reserved_l1.reserved_concurrent_executions = 10
     consumers = [
         example.consumer,
+        example.ledger_consumer,
         SafeQueueConsumer(
             shapes,
             "Fifo",

@@ -46,8 +46,8 @@ def _default_client(region: str) -> Any:
     with _clients_lock:
         client = _clients.get(region)
         if client is None:
-            import boto3  # type: ignore[import-untyped]
-            from botocore.config import Config  # type: ignore[import-untyped]
+            import boto3
+            from botocore.config import Config
 
             # Short timeouts: the block's exit waits for an in-flight call to finish.
             config = Config(

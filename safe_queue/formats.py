@@ -1,0 +1,223 @@
+"""Output formats of the CLIs: text, JSON and SARIF 2.1.0, and the exit code of ``--fail-on``.
+
+Every CLI (``safe-queue check``, ``safe-queue audit``) builds a :class:`~safe_queue.report.Report`
+and renders it here, so each format has one shape.
+
+Examples
+--------
+>>> from safe_queue.engine.rules import Finding, Level
+>>> from safe_queue.report import Report, ReportedFinding
+>>> report = Report([ReportedFinding(Finding("safe-queue:no-dead-letter-queue", Level.WARNING,
+...     "No RedrivePolicy."), "Mapping", "template.yaml", 12)],
+...     mappings_checked=1, sources=["template.yaml"])
+>>> print(render(report, "text"))
+template.yaml
+  template.yaml:12: warning safe-queue:no-dead-letter-queue Mapping No RedrivePolicy.
+<BLANKLINE>
+0 errors, 1 warning, 0 infos in 1 mapping (1 template)
+>>> exit_code(report, "error"), exit_code(report, "warning"), exit_code(report, "never")
+(0, 1, 0)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path, PurePath
+from typing import Any, Literal
+
+from safe_queue.engine.rules import RULES, Level
+from safe_queue.report import Report, ReportedFinding
+
+__all__ = ["FAIL_ON", "FORMATS", "FailOn", "Format", "exit_code", "render"]
+
+Format = Literal["text", "json", "sarif"]
+FailOn = Literal["error", "warning", "never"]
+FORMATS: tuple[Format, ...] = ("text", "json", "sarif")
+FAIL_ON: tuple[FailOn, ...] = ("error", "warning", "never")
+
+_SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SARIF_LEVEL = {Level.ERROR: "error", Level.WARNING: "warning", Level.INFO: "note"}
+
+
+def exit_code(report: Report, fail_on: FailOn) -> int:
+    """Return 1 when the report has a finding at or above ``fail_on``, else 0.
+
+    ``info`` findings (``safe-queue:unchecked``) never fail a run.
+
+    Raises
+    ------
+    ValueError
+        ``fail_on`` is not one of ``error``, ``warning``, ``never``.
+    """
+    if fail_on not in FAIL_ON:
+        raise ValueError(f"fail_on={fail_on!r} is not one of {', '.join(FAIL_ON)}")
+    if fail_on == "never":
+        return 0
+    threshold = Level(fail_on).rank
+    return int(any(finding.level.rank >= threshold for finding in report.findings))
+
+
+def render(report: Report, fmt: Format) -> str:
+    """Render ``report`` as ``text`` (cfn-lint style), ``json`` or ``sarif`` (2.1.0).
+
+    Raises
+    ------
+    ValueError
+        ``fmt`` is not a known format.
+    """
+    if fmt == "text":
+        return _text(report)
+    if fmt == "json":
+        return json.dumps(_json(report), indent=2, default=str)
+    if fmt == "sarif":
+        return json.dumps(_sarif(report), indent=2, default=str)
+    raise ValueError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _counts(report: Report) -> dict[str, int]:
+    counts = {level.value: 0 for level in Level}
+    for finding in report.findings:
+        counts[finding.level.value] += 1
+    return counts
+
+
+def _where(finding: ReportedFinding) -> str:
+    """Return the heading a finding is grouped under: its template, else its region."""
+    if finding.template is not None:
+        return finding.template
+    return str(finding.extra.get("region") or finding.extra.get("account") or "account")
+
+
+def _text(report: Report) -> str:
+    groups: dict[str, list[ReportedFinding]] = {}
+    for finding in report.findings:
+        groups.setdefault(_where(finding), []).append(finding)
+    lines: list[str] = []
+    for heading, findings in groups.items():
+        lines.append(heading)
+        for finding in findings:
+            location = heading if finding.line is None else f"{heading}:{finding.line}"
+            lines.append(
+                f"  {location}: {finding.level.value} {finding.rule_id} {finding.resource}"
+                f" {finding.message}"
+            )
+        lines.append("")
+    counts = _counts(report)
+    sources = len(report.sources)
+    lines.append(
+        f"{_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')},"
+        f" {_plural(counts['info'], 'info')} in {_plural(report.mappings_checked, 'mapping')}"
+        f" ({_plural(sources, 'template')})"
+    )
+    return "\n".join(lines)
+
+
+def _json(report: Report) -> dict[str, Any]:
+    findings = []
+    for finding in report.findings:
+        entry: dict[str, Any] = {
+            "rule_id": finding.rule_id,
+            "level": finding.level.value,
+            "message": finding.message,
+            "template": finding.template,
+            "resource": finding.resource,
+            "line": finding.line,
+        }
+        for key, value in finding.extra.items():
+            entry.setdefault(key, value)
+        findings.append(entry)
+    counts = _counts(report)
+    worst = report.worst()
+    return {
+        "findings": findings,
+        "summary": {
+            "errors": counts["error"],
+            "warnings": counts["warning"],
+            "infos": counts["info"],
+            "worst": worst.value if worst is not None else None,
+            "mappings_checked": report.mappings_checked,
+            "sources": list(report.sources),
+        },
+    }
+
+
+def _uri(template: str) -> str:
+    """Return a SARIF artifact URI: relative paths as they are (POSIX), others as file URIs."""
+    path = PurePath(template)
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return Path(template).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return Path(template).resolve().as_uri()
+
+
+def _sarif(report: Report) -> dict[str, Any]:
+    from safe_queue import __version__
+
+    index = {entry.id: position for position, entry in enumerate(RULES)}
+    rules = [
+        {
+            "id": entry.id,
+            "name": entry.id.split(":", 1)[-1],
+            "shortDescription": {"text": entry.summary},
+            "fullDescription": {"text": f"{entry.summary} {entry.why}"},
+            "help": {
+                "text": f"{entry.why} Fix: {entry.fix}",
+                "markdown": f"{entry.summary}\n\n**Why:** {entry.why}\n\n**Fix:** {entry.fix}",
+            },
+            "defaultConfiguration": {"level": _SARIF_LEVEL[entry.level]},
+            "properties": {"tags": ["aws", "sqs", "lambda", "reliability"]},
+        }
+        for entry in RULES
+    ]
+    results = []
+    for finding in report.findings:
+        result: dict[str, Any] = {
+            "ruleId": finding.rule_id,
+            "level": _SARIF_LEVEL[finding.level],
+            "message": {"text": f"{finding.resource}: {finding.message}"},
+        }
+        if finding.rule_id in index:
+            result["ruleIndex"] = index[finding.rule_id]
+        logical = [{"name": finding.resource, "kind": "resource"}]
+        if finding.template is not None:
+            physical: dict[str, Any] = {
+                "artifactLocation": {"uri": _uri(finding.template)},
+            }
+            # GitHub code scanning requires a startLine: the file's first line when unknown.
+            physical["region"] = {"startLine": finding.line or 1}
+            result["locations"] = [{"physicalLocation": physical, "logicalLocations": logical}]
+        else:
+            result["locations"] = [{"logicalLocations": logical}]
+        key = f"{finding.rule_id}|{finding.template}|{finding.resource}"
+        result["partialFingerprints"] = {
+            "safeQueueFinding/v1": hashlib.sha256(key.encode()).hexdigest()[:32]
+        }
+        extra = {k: v for k, v in finding.extra.items() if v is not None}
+        if extra:
+            result["properties"] = extra
+        results.append(result)
+    return {
+        "$schema": _SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "safe-queue",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+                "columnKind": "unicodeCodePoints",
+            }
+        ],
+    }

@@ -1,0 +1,166 @@
+"""Check CloudFormation, SAM and cdk.out templates: the adapter behind ``safe-queue check``.
+
+Every path given is read (JSON or YAML templates with the short-form tags, SAM templates,
+``cdk.out`` cloud assemblies with their nested stages) and treated as one deployment:
+``Fn::ImportValue`` is resolved against the ``Export`` names of all their outputs. Each
+SQS event source mapping (``AWS::Lambda::EventSourceMapping``, or a SAM function's
+``Type: SQS`` event) becomes :class:`~safe_queue.engine.MappingFacts`, which the engine
+evaluates. No CDK, no boto3.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> template = '''
+... Resources:
+...   Queue:
+...     Type: AWS::SQS::Queue
+...     Properties: {VisibilityTimeout: 60}
+...   Fn:
+...     Type: AWS::Lambda::Function
+...     Properties: {Timeout: 180}
+...   Mapping:
+...     Type: AWS::Lambda::EventSourceMapping
+...     Properties:
+...       EventSourceArn: !GetAtt Queue.Arn
+...       FunctionName: !Ref Fn
+...       BatchSize: 1
+... '''
+>>> with tempfile.TemporaryDirectory() as directory:
+...     path = pathlib.Path(directory, "template.yaml")
+...     _ = path.write_text(template)
+...     report = check_paths([path])
+>>> report.mappings_checked
+1
+>>> [(f.rule_id, f.resource, f.line, f.extra["queue"]) for f in report.findings]
+... # doctest: +NORMALIZE_WHITESPACE
+[('safe-queue:visibility-below-function-timeout', 'Mapping', 9, 'Queue'),
+ ('safe-queue:no-dead-letter-queue', 'Mapping', 9, 'Queue')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from safe_queue.engine import evaluate
+from safe_queue.report import Report, ReportedFinding
+from safe_queue.template._facts import CheckedMapping, MappingSource, build_mapping, find_mappings
+from safe_queue.template._load import TemplateError, TemplateFile, expand_paths, load_template
+from safe_queue.template._resolve import Deployment
+
+__all__ = [
+    "CheckedMapping",
+    "MappingSource",
+    "ParameterError",
+    "TemplateError",
+    "TemplateFile",
+    "check_paths",
+    "load_template",
+    "mappings",
+]
+
+
+class ParameterError(ValueError):
+    """A parameter value was given for a name that no template declares (a typo?)."""
+
+
+def _check_parameter_names(templates: list[TemplateFile], parameters: Mapping[str, str]) -> None:
+    declared: set[str] = set()
+    for template in templates:
+        section = template.body.get("Parameters")
+        if isinstance(section, dict):
+            declared.update(str(name) for name in section)
+    unknown = sorted(set(parameters) - declared)
+    if unknown:
+        raise ParameterError(
+            f"--parameter {', '.join(unknown)}: no template declares"
+            f" {'it' if len(unknown) == 1 else 'them'} (declared:"
+            f" {', '.join(sorted(declared)) or 'none'}). Fix: use a declared name."
+        )
+
+
+def mappings(
+    paths: Sequence[str | Path], parameters: Mapping[str, str] | None = None
+) -> tuple[list[TemplateFile], list[CheckedMapping]]:
+    """Read ``paths`` as one deployment and build the facts of every SQS mapping in them.
+
+    Returns
+    -------
+    tuple
+        The templates read, and one :class:`CheckedMapping` per SQS event source mapping
+        (mappings of streams, Kafka, MQ and DocumentDB are left out).
+
+    Raises
+    ------
+    TemplateError
+        A path is missing, unreadable, unparseable or not a template.
+    ParameterError
+        ``parameters`` names a parameter that no template declares.
+    """
+    templates = expand_paths(paths)
+    _check_parameter_names(templates, parameters or {})
+    deployment = Deployment(templates, parameters)
+    # Find every mapping first: SAM's generated queues are added to their templates here.
+    sources = [source for template in templates for source in find_mappings(template)]
+    checked: list[CheckedMapping] = []
+    for source in sources:
+        mapping = build_mapping(deployment, source)
+        if mapping is not None:
+            checked.append(mapping)
+    return templates, checked
+
+
+def check_paths(
+    paths: Sequence[str | Path],
+    parameters: Mapping[str, str] | None = None,
+    *,
+    skip_reported_by_construct: bool = False,
+) -> Report:
+    """Check every SQS -> Lambda mapping in the given templates, as one deployment.
+
+    Parameters
+    ----------
+    paths
+        Template files (JSON or YAML, SAM included) and ``cdk.out`` directories.
+    parameters
+        Template parameter values by name (``--parameter``); a parameter not given takes
+        its ``Default``, and the findings say which value was assumed.
+    skip_reported_by_construct
+        Drop findings whose rule id the mapping's ``Metadata["safe-queue:reported"]``
+        lists: the ``SafeQueueConsumer`` already reported them (one verdict, not two).
+
+    Returns
+    -------
+    Report
+        One :class:`~safe_queue.report.ReportedFinding` per finding: ``resource`` is the
+        mapping's logical id, ``template`` the template file, ``line`` its line where
+        known, and ``extra`` has ``queue`` and ``function`` (logical ids, or the queue's
+        ARN when it is not in the run, else ``None``), ``stack`` (the cloud assembly
+        artifact id, for ``cdk.out``) and ``parameters`` (the values assumed).
+
+    Raises
+    ------
+    TemplateError
+        A path is missing, unreadable, unparseable or not a template.
+    ParameterError
+        ``parameters`` names a parameter that no template declares.
+    """
+    templates, checked = mappings(paths, parameters)
+    report = Report(sources=[template.path for template in templates])
+    for mapping in checked:
+        report.mappings_checked += 1
+        skipped = mapping.reported_by_construct if skip_reported_by_construct else frozenset()
+        source = mapping.source
+        for finding in evaluate(mapping.facts):
+            if finding.rule_id in skipped:
+                continue
+            report.findings.append(
+                ReportedFinding(
+                    finding,
+                    resource=source.logical_id,
+                    template=source.template.path,
+                    line=source.line,
+                    extra=dict(mapping.extra),
+                )
+            )
+    return report

@@ -1,0 +1,401 @@
+"""Find the SQS event source mappings of a run (CloudFormation and SAM) and build their facts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from safe_queue.engine.facts import FunctionFacts, MappingFacts, QueueFacts, RedriveFacts, Unknown
+from safe_queue.template._load import TemplateFile
+from safe_queue.template._resolve import (
+    QUEUE_TYPE,
+    SAM_FUNCTION,
+    Deployment,
+    Located,
+    NotQueue,
+    Reference,
+    Trace,
+    Unresolved,
+    as_bool,
+    as_int,
+    parse_json_text,
+)
+
+__all__ = ["CheckedMapping", "MappingSource", "build_mapping", "find_mappings"]
+
+MAPPING_TYPE = "AWS::Lambda::EventSourceMapping"
+DERIVED_TIMEOUT_KEY = "safe-queue:derived-function-timeout"
+REPORTED_KEY = "safe-queue:reported"
+# Properties only mappings of streams, Kafka, MQ and DocumentDB have (SQS takes none of them).
+_NOT_SQS = frozenset(
+    {
+        "StartingPosition",
+        "StartingPositionTimestamp",
+        "Topics",
+        "Queues",
+        "SelfManagedEventSource",
+        "SelfManagedKafkaEventSourceConfig",
+        "AmazonManagedKafkaEventSourceConfig",
+        "DocumentDBEventSourceConfig",
+        "ParallelizationFactor",
+        "BisectBatchOnFunctionError",
+        "TumblingWindowInSeconds",
+    }
+)
+# The SQS event properties SAM passes on to the mapping it generates.
+_SAM_SQS_PROPERTIES = (
+    "BatchSize",
+    "MaximumBatchingWindowInSeconds",
+    "FunctionResponseTypes",
+    "ScalingConfig",
+    "FilterCriteria",
+    "Enabled",
+)
+_PLACEHOLDER = re.compile(r"^\$\{([^}.]+)(?:\.([^}]+))?\}$")
+
+
+@dataclass(frozen=True)
+class MappingSource:
+    """An event source mapping as written: a CloudFormation resource or a SAM SQS event.
+
+    Attributes
+    ----------
+    template
+        Where it is.
+    logical_id
+        The mapping's logical id (for SAM, the one SAM generates: function id + event name).
+    line
+        1-based line, where known.
+    properties
+        ``AWS::Lambda::EventSourceMapping`` properties, unresolved.
+    metadata
+        The resource's ``Metadata`` (the construct's ``safe-queue:*`` keys).
+    condition
+        The resource's ``Condition``, if any.
+    """
+
+    template: TemplateFile
+    logical_id: str
+    line: int | None
+    properties: dict[str, Any]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    condition: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckedMapping:
+    """An SQS mapping's facts, with where it is and what the report shows beside it."""
+
+    source: MappingSource
+    facts: MappingFacts
+    extra: dict[str, Any]
+    construct_metadata: dict[str, Any] = field(default_factory=dict)
+    """The ``safe-queue:*`` metadata a SafeQueueConsumer wrote (on its source queue)."""
+
+    @property
+    def reported_by_construct(self) -> frozenset[str]:
+        """Rule ids listed in ``Metadata["safe-queue:reported"]`` of the consumer's queue."""
+        reported = self.construct_metadata.get(REPORTED_KEY)
+        if not isinstance(reported, list):
+            return frozenset()
+        return frozenset(item for item in reported if isinstance(item, str))
+
+
+def find_mappings(template: TemplateFile) -> Iterator[MappingSource]:
+    """Every event source mapping of a template, SAM ``Type: SQS`` events included."""
+    for logical_id, resource in list(template.resources.items()):  # SAM may add queues
+        kind = resource.get("Type")
+        properties = resource.get("Properties")
+        properties = properties if isinstance(properties, dict) else {}
+        metadata = resource.get("Metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        condition = resource.get("Condition")
+        condition = condition if isinstance(condition, str) else None
+        if kind == MAPPING_TYPE:
+            yield MappingSource(
+                template,
+                logical_id,
+                template.lines.get(logical_id),
+                properties,
+                metadata,
+                condition,
+            )
+        elif kind == SAM_FUNCTION:
+            events = properties.get("Events")
+            if not isinstance(events, dict):
+                continue
+            for event_name, event in events.items():
+                if not isinstance(event, dict):
+                    continue
+                line = template.lines.get(
+                    f"{logical_id}/Events/{event_name}"
+                ) or template.lines.get(logical_id)
+                mapping = _sam_event_mapping(template, logical_id, event_name, event, condition)
+                if mapping is not None:
+                    yield MappingSource(template, mapping[0], line, mapping[1], metadata, condition)
+
+
+def _sam_event_mapping(
+    template: TemplateFile,
+    function_id: str,
+    event_name: str,
+    event: dict[str, Any],
+    condition: str | None,
+) -> tuple[str, dict[str, Any]] | None:
+    """Return the mapping SAM generates for ``Type: SQS``, or SNS with ``SqsSubscription``.
+
+    For ``SqsSubscription: true`` SAM also generates the queue (``<Fn><Event>Queue``, no
+    properties); it is added to the template's resources so the mapping can reach it.
+    """
+    properties = event.get("Properties")
+    properties = properties if isinstance(properties, dict) else {}
+    function_name = {"Ref": function_id}
+    if event.get("Type") == "SQS":
+        return f"{function_id}{event_name}", {
+            "EventSourceArn": properties.get("Queue"),
+            "FunctionName": function_name,
+            **{name: properties[name] for name in _SAM_SQS_PROPERTIES if name in properties},
+        }
+    subscription = properties.get("SqsSubscription")
+    if event.get("Type") != "SNS" or subscription in (None, False):
+        return None
+    mapping_id = f"{function_id}{event_name}EventSourceMapping"
+    if subscription is True:
+        queue_id = f"{function_id}{event_name}Queue"
+        queue: dict[str, Any] = {"Type": QUEUE_TYPE, "Properties": {}}
+        if condition:
+            queue["Condition"] = condition
+        template.resources.setdefault(queue_id, queue)
+        return mapping_id, {
+            "EventSourceArn": {"Fn::GetAtt": [queue_id, "Arn"]},
+            "FunctionName": function_name,
+        }
+    if not isinstance(subscription, dict):
+        return None
+    return mapping_id, {
+        "EventSourceArn": subscription.get("QueueArn"),
+        "FunctionName": function_name,
+        **{name: subscription[name] for name in ("BatchSize", "Enabled") if name in subscription},
+    }
+
+
+class _Builder:
+    """Builds one mapping's facts, recording the parameter values it assumed."""
+
+    def __init__(self, deployment: Deployment, source: MappingSource) -> None:
+        self.deployment = deployment
+        self.source = source
+        self.trace = Trace()
+
+    def value(self, template: TemplateFile, node: Any) -> Any:
+        return self.deployment.resolve(template, node, self.trace)
+
+    def integer(self, template: TemplateFile, node: Any, what: str) -> int | Unknown | None:
+        number = as_int(self.value(template, node))
+        return Unknown(what, number.why) if isinstance(number, Unresolved) else number
+
+    def boolean(self, template: TemplateFile, node: Any, what: str) -> bool | Unknown | None:
+        flag = as_bool(self.value(template, node))
+        return Unknown(what, flag.why) if isinstance(flag, Unresolved) else flag
+
+    def queue(self, located: Located, *, with_redrive: bool = True) -> QueueFacts:
+        template, properties = located.template, located.properties
+        return QueueFacts(
+            name=located.logical_id,
+            visibility_timeout=self.integer(
+                template, properties.get("VisibilityTimeout"), "the queue's VisibilityTimeout"
+            ),
+            retention_period=self.integer(
+                template,
+                properties.get("MessageRetentionPeriod"),
+                "the queue's MessageRetentionPeriod",
+            ),
+            fifo=self.boolean(template, properties.get("FifoQueue"), "the queue's FifoQueue"),
+            redrive=self.redrive(located) if with_redrive else None,
+        )
+
+    def redrive(self, located: Located) -> RedriveFacts | Unknown | None:
+        template = located.template
+        policy = parse_json_text(self.value(template, located.properties.get("RedrivePolicy")))
+        if policy is None:
+            return None
+        if isinstance(policy, Unresolved):
+            return Unknown("the queue's RedrivePolicy", policy.why)
+        if not isinstance(policy, dict):
+            return Unknown("the queue's RedrivePolicy", f"is {policy!r}, not a redrive policy")
+        count = as_int(_placeholder(template, policy.get("maxReceiveCount")))
+        max_receive_count: int | Unknown = (
+            Unknown("the RedrivePolicy's maxReceiveCount", "is not set")
+            if count is None
+            else Unknown("the RedrivePolicy's maxReceiveCount", count.why)
+            if isinstance(count, Unresolved)
+            else count
+        )
+        target = self.deployment.find_queue(
+            _placeholder(template, policy.get("deadLetterTargetArn"))
+        )
+        dead_letter: QueueFacts | Unknown
+        if isinstance(target, Located):
+            dead_letter = self.queue(target, with_redrive=False)
+        else:
+            why = target.why if isinstance(target, Unresolved) else f"is {target.what}"
+            dead_letter = Unknown("the dead-letter queue", why)
+        return RedriveFacts(max_receive_count, dead_letter)
+
+    def function(self, located: Located) -> FunctionFacts:
+        template, properties = located.template, located.properties
+        timeout = properties.get("Timeout")
+        reserved = properties.get("ReservedConcurrentExecutions")
+        if located.type == SAM_FUNCTION:
+            globals_ = template.body.get("Globals")
+            function_globals = globals_.get("Function") if isinstance(globals_, dict) else None
+            if isinstance(function_globals, dict):
+                timeout = properties.get("Timeout", function_globals.get("Timeout"))
+                reserved = properties.get(
+                    "ReservedConcurrentExecutions",
+                    function_globals.get("ReservedConcurrentExecutions"),
+                )
+        return FunctionFacts(
+            name=located.logical_id,
+            timeout=self.integer(template, timeout, "the function's Timeout"),
+            reserved_concurrency=self.integer(
+                template, reserved, "the function's ReservedConcurrentExecutions"
+            ),
+        )
+
+    def build(self) -> CheckedMapping | None:
+        source, template = self.source, self.source.template
+        properties = source.properties
+        if _NOT_SQS & properties.keys() or "EventSourceArn" not in properties:
+            return None
+        arn = self.value(template, properties["EventSourceArn"])
+        queue_found = (
+            self.deployment.find_queue(arn)
+            if arn is not None
+            else Unresolved("is not set (the mapping has no EventSourceArn, the event no Queue)")
+        )
+        if isinstance(queue_found, NotQueue):
+            return None
+        queue: QueueFacts | Unknown = (
+            self.queue(queue_found)
+            if isinstance(queue_found, Located)
+            else Unknown("the queue", queue_found.why)
+        )
+        function_found = self.deployment.find_function(
+            self.value(template, properties.get("FunctionName")), self.trace
+        )
+        function: FunctionFacts | Unknown = (
+            self.function(function_found)
+            if isinstance(function_found, Located)
+            else Unknown("the function", function_found.why)
+        )
+        enabled = as_bool(self.value(template, properties.get("Enabled")))
+        if enabled is False:
+            self.trace.note("The mapping is disabled with Enabled: false; checked as if enabled.")
+        if source.condition:
+            self.trace.note(
+                f"The mapping has Condition {source.condition}; checked as if it is created."
+            )
+        scaling = self.value(template, properties.get("ScalingConfig"))
+        # A SafeQueueConsumer records what it derived on its source queue (the mapping is
+        # the function's child, possibly in another stack); the mapping's own is read too.
+        construct_metadata = {
+            key: value
+            for key, value in {
+                **source.metadata,
+                **(queue_found.metadata if isinstance(queue_found, Located) else {}),
+            }.items()
+            if key.startswith("safe-queue:")
+        }
+        facts = MappingFacts(
+            queue=queue,
+            function=function,
+            name=source.logical_id,
+            batch_size=self.integer(template, properties.get("BatchSize"), "the BatchSize"),
+            batching_window=self.integer(
+                template,
+                properties.get("MaximumBatchingWindowInSeconds"),
+                "the MaximumBatchingWindowInSeconds",
+            ),
+            report_batch_item_failures=self._response_types(properties),
+            max_concurrency=(
+                Unknown("the ScalingConfig", scaling.why)
+                if isinstance(scaling, Unresolved)
+                else self.integer(
+                    template,
+                    scaling.get("MaximumConcurrency") if isinstance(scaling, dict) else None,
+                    "the ScalingConfig.MaximumConcurrency",
+                )
+            ),
+            has_filters=self._has_filters(properties),
+            derived_function_timeout=_derived_timeout(construct_metadata),
+            notes=tuple(self.trace.notes),
+        )
+        extra: dict[str, Any] = {
+            "queue": (
+                queue_found.logical_id
+                if isinstance(queue_found, Located)
+                else arn
+                if isinstance(arn, str)
+                else None
+            ),
+            "function": (
+                function_found.logical_id if isinstance(function_found, Located) else None
+            ),
+        }
+        if template.stack is not None:
+            extra["stack"] = template.stack
+        if self.trace.parameters:
+            extra["parameters"] = dict(self.trace.parameters)
+        if construct_metadata and isinstance(queue_found, Located):
+            # where a CDK app shows the finding: on the consumer, through its queue
+            extra["construct_resource"] = queue_found.logical_id
+            extra["construct_template"] = queue_found.template.path
+        return CheckedMapping(source, facts, extra, construct_metadata)
+
+    def _response_types(self, properties: dict[str, Any]) -> bool | Unknown | None:
+        types = self.value(self.source.template, properties.get("FunctionResponseTypes"))
+        what = "the FunctionResponseTypes"
+        if types is None:
+            return None
+        if isinstance(types, Unresolved):
+            return Unknown(what, types.why)
+        items = types if isinstance(types, list) else [types]
+        if "ReportBatchItemFailures" in items:
+            return True
+        for item in items:
+            if isinstance(item, Unresolved):
+                return Unknown(what, item.why)
+        return False
+
+    def _has_filters(self, properties: dict[str, Any]) -> bool | Unknown | None:
+        criteria = self.value(self.source.template, properties.get("FilterCriteria"))
+        if criteria is None:
+            return None
+        if isinstance(criteria, Unresolved):
+            return Unknown("the FilterCriteria", criteria.why)
+        filters = criteria.get("Filters") if isinstance(criteria, dict) else None
+        if isinstance(filters, Unresolved):
+            return Unknown("the FilterCriteria", filters.why)
+        return bool(filters)
+
+
+def _derived_timeout(metadata: dict[str, Any]) -> int | None:
+    value = as_int(metadata.get(DERIVED_TIMEOUT_KEY))
+    return value if isinstance(value, int) else None
+
+
+def _placeholder(template: TemplateFile, value: Any) -> Any:
+    """``"${Dlq.Arn}"`` from a JSON-string RedrivePolicy built with Fn::Sub, as a reference."""
+    if isinstance(value, str):
+        match = _PLACEHOLDER.match(value)
+        if match and match.group(1) in template.resources:
+            return Reference(template, match.group(1), match.group(2))
+    return value
+
+
+def build_mapping(deployment: Deployment, source: MappingSource) -> CheckedMapping | None:
+    """Facts of one mapping; ``None`` when its source is not an SQS queue (not counted)."""
+    return _Builder(deployment, source).build()

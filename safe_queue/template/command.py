@@ -1,0 +1,100 @@
+"""``safe-queue check``: the template checker's subcommand (registered by :mod:`safe_queue.cli`).
+
+Exit codes: 0 no finding at or above ``--fail-on``; 1 one at or above it; 2 a usage error or
+a file that is missing, unreadable or unparseable (one line on stderr naming the file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from safe_queue.formats import FAIL_ON, FORMATS, exit_code, render
+
+__all__ = ["add_parser", "run"]
+
+_DESCRIPTION = """\
+Check the SQS -> Lambda event source mappings of CloudFormation templates (JSON or YAML),
+SAM templates and cdk.out cloud assemblies, read as one deployment. No AWS account needed.
+
+exit codes:
+  0  no finding at or above --fail-on
+  1  a finding at or above --fail-on
+  2  usage error, or a file that is missing, unreadable or unparseable
+"""
+
+
+def _parameter(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not NAME=VALUE. Fix: write e.g. --parameter RenderTimeout=180"
+        )
+    return name.strip(), value
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``check`` on the CLI's subparsers."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "check",
+        help="check CloudFormation/SAM templates and cdk.out directories",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "paths",
+        metavar="PATH",
+        nargs="+",
+        help="template file (JSON/YAML, SAM) or cdk.out directory",
+    )
+    parser.add_argument(
+        "--format", choices=FORMATS, default="text", help="output format (default: text)"
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default="error",
+        help="exit 1 when a finding is at or above this level (default: error)",
+    )
+    parser.add_argument(
+        "--parameter",
+        metavar="NAME=VALUE",
+        action="append",
+        type=_parameter,
+        default=[],
+        help="a template parameter's value (repeatable); others take their Default",
+    )
+    parser.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="write the report to FILE instead of stdout",
+    )
+    parser.set_defaults(run=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``check`` with parsed arguments; returns the exit code."""
+    from safe_queue.template import ParameterError, TemplateError, check_paths
+
+    try:
+        report = check_paths([Path(path) for path in args.paths], dict(args.parameter))
+    except (TemplateError, ParameterError) as error:
+        print(f"safe-queue check: error: {error}", file=sys.stderr)
+        return 2
+    output = render(report, args.format)
+    if args.output:
+        try:
+            Path(args.output).write_text(output + "\n", encoding="utf-8")
+        except OSError as error:
+            print(
+                f"safe-queue check: error: {args.output}: could not write: {error.strerror}",
+                file=sys.stderr,
+            )
+            return 2
+    else:
+        sys.stdout.write(output + "\n")
+    return exit_code(report, args.fail_on)
