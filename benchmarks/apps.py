@@ -159,6 +159,7 @@ def consumers_app(
     per_stack: int = 40,
     hand_wired: bool = False,
     checks: bool = False,
+    nag: bool = False,
     split: bool = False,
     outdir: str | None = None,
 ) -> cdk.App:
@@ -176,4 +177,8 @@ def consumers_app(
             add(queues, index, function(functions, index))
     if checks:
         cdk.Validations.of(app).add_plugins(SafeQueueChecks())
+    if nag:  # the peer line for the plugin's cost: cdk-nag 3's AwsSolutions pack
+        from cdk_nag import AwsSolutionsChecks
+
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app

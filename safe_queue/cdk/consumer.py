@@ -188,32 +188,6 @@ _VALIDATORS: weakref.WeakKeyDictionary[Stack, _FunctionTimeoutsUnchanged] = (
 )
 
 
-# {(queue ARN token, function name token): the consumer whose mapping joins them}. Token
-# strings are unique in the process and are what the mapping's L1 properties hold, so the
-# owner of a mapping is found without a call into jsii (which hands out a new Python object
-# for every construct made in JavaScript, so constructs cannot be the keys).
-_MAPPING_OWNERS: weakref.WeakValueDictionary[tuple[str, str], SafeQueueConsumer] = (
-    weakref.WeakValueDictionary()
-)
-
-
-# Consumers not yet in _MAPPING_OWNERS: their tokens are read (two calls into jsii each) on
-# the first lookup, so that apps that never look a mapping up do not pay for it.
-_UNREGISTERED: list[weakref.ref[SafeQueueConsumer]] = []
-
-
-def consumer_of_mapping(event_source_arn: Any, function_name: Any) -> SafeQueueConsumer | None:
-    """Return the SafeQueueConsumer that built the mapping with these L1 properties, if any."""
-    if not isinstance(event_source_arn, str) or not isinstance(function_name, str):
-        return None
-    while _UNREGISTERED:
-        consumer = _UNREGISTERED.pop()()
-        if consumer is not None:
-            key = (consumer.queue.queue_arn, consumer.function.function_name)
-            _MAPPING_OWNERS[key] = consumer
-    return _MAPPING_OWNERS.get((event_source_arn, function_name))
-
-
 def _scope_of(scope: Construct) -> _Scope:
     known = _SCOPES.get(scope)
     if known is None:
@@ -623,7 +597,6 @@ class SafeQueueConsumer(Construct):
         # SqsEventSource adds the mapping as the function's newest child.
         self._mapping: lambda_.EventSourceMapping = function.node.children[-1]  # type: ignore[assignment]
         assert isinstance(self._mapping, lambda_.EventSourceMapping)
-        _UNREGISTERED.append(weakref.ref(self))
         _acknowledge_false_positives(self.dead_letter_queue, self._mapping)
 
         self.dead_letter_alarm = cloudwatch.Alarm(
