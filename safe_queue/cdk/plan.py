@@ -298,9 +298,7 @@ def _max_message_age(retention_period: int) -> Bound:
     )
 
 
-# SQS API Reference, CreateQueue: QueueName up to 80 characters, alphanumerics, hyphens and
-# underscores; a FIFO queue's name ends with ".fifo", which counts towards the 80.
-QUEUE_NAME_MAX_LENGTH = 80
+QUEUE_NAME_MAX_LENGTH = limits.QUEUE_NAME_MAX_LENGTH  # the limit's source: engine.limits
 FIFO_SUFFIX = ".fifo"
 _NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 

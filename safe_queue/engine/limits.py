@@ -16,6 +16,10 @@ FUNCTION_TIMEOUT_DEFAULT: Final = 3
 VISIBILITY_TIMEOUT_MAX: Final = 43_200
 VISIBILITY_TIMEOUT_DEFAULT: Final = 30
 
+# SQS API Reference, CreateQueue: QueueName 1..80 alphanumerics, hyphens and underscores;
+# a FIFO queue's name ends with ".fifo", which counts towards the 80.
+QUEUE_NAME_MAX_LENGTH: Final = 80
+
 # SQS API Reference, SetQueueAttributes: MessageRetentionPeriod 60..1,209,600 s, default 4 days.
 RETENTION_MIN: Final = 60
 RETENTION_MAX: Final = 1_209_600

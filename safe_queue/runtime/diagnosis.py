@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final, TypeVar
 
+from safe_queue.engine.limits import VISIBILITY_TIMEOUT_MAX
 from safe_queue.runtime._records import QueueArn, raw_record
 
 __all__ = [
@@ -143,15 +144,20 @@ def visibility_timeout_from_env(environ: Mapping[str, str] | None = None) -> int
     except ValueError:
         raise ValueError(
             f"{VISIBILITY_TIMEOUT_ENV}: got {text!r}; expected the queue's visibility timeout "
-            "in whole seconds (0..43200). Set it to the queue's VisibilityTimeout."
+            f"in whole seconds (0..{VISIBILITY_TIMEOUT_MAX}). Set it to the queue's"
+            " VisibilityTimeout."
         ) from None
 
 
 def _check_visibility(value: object, name: str = "visibility_timeout") -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 43_200:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 0 <= value <= VISIBILITY_TIMEOUT_MAX
+    ):
         raise ValueError(
             f"{name}: got {value!r}; expected the queue's visibility timeout in whole seconds "
-            "(0..43200). Pass the queue's VisibilityTimeout."
+            f"(0..{VISIBILITY_TIMEOUT_MAX}). Pass the queue's VisibilityTimeout."
         )
     return value
 
