@@ -1,8 +1,8 @@
 """The ``safe-queue`` console script: one entry point, one module per subcommand.
 
 A subcommand is a module with ``add_parser(subparsers) -> ArgumentParser`` (which calls
-``parser.set_defaults(run=run)``) and ``run(args) -> int``. Adding one is two lines: import
-the module below and list it in :data:`SUBCOMMANDS`. Keep heavy imports (boto3) inside
+``parser.set_defaults(run=run)``) and ``run(args) -> int``. Adding one is listing the
+module's name in :data:`SUBCOMMANDS`. Keep heavy imports (boto3) inside
 ``run``, so ``safe-queue check`` stays fast.
 
 Exit codes (every subcommand): 0 nothing at or above ``--fail-on``; 1 a finding at or above
@@ -13,17 +13,20 @@ one-line message on stderr and no traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from safe_queue.live import command as audit_command
-from safe_queue.template import command as check_command
-
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
-SUBCOMMANDS: tuple[ModuleType, ...] = (check_command, audit_command)
+SUBCOMMANDS: tuple[str, ...] = ("safe_queue.template.command", "safe_queue.live.command")
 """Each module registers one subcommand (``add_parser``) and runs it (``run``)."""
+
+_MISSING_EXTRA = (
+    "safe-queue: {name} is not installed; the command needs the `cli` extra:"
+    " pip install 'safe-queue[cli]'"
+)
 
 # ``safe-queue redrive`` has its own parser and exit codes (safe_queue.redrive.main); it is
 # listed here for --help and handed its arguments whole.
@@ -40,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in SUBCOMMANDS:
+    for name in SUBCOMMANDS:
+        module: ModuleType = importlib.import_module(name)
         module.add_parser(subparsers)
     subparsers.add_parser(
         _REDRIVE,
@@ -64,7 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from safe_queue import redrive
 
         return redrive.main(arguments[1:])
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except ModuleNotFoundError as missing:  # PyYAML or boto3 without the `cli` extra
+        print(_MISSING_EXTRA.format(name=missing.name), file=sys.stderr)
+        return 2
     try:
         args = parser.parse_args(arguments)
     except SystemExit as stop:  # argparse: --help/--version (0) or a usage error (2)

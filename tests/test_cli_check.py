@@ -330,3 +330,26 @@ def test_empty_binary_and_unknown_tag_exit_2(
     code, _, err = run(capsys, str(path))
     assert code == 2
     assert words in err
+
+
+def test_without_the_cli_extra_the_command_says_what_to_install():
+    # GIVEN an interpreter where PyYAML (part of the `cli` extra) cannot be imported
+    program = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'yaml':\n"
+        "            raise ModuleNotFoundError('No module named ' + repr(name), name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from safe_queue.cli import main\n"
+        "sys.exit(main(['check', 'template.yaml']))\n"
+    )
+    # WHEN safe-queue runs  THEN exit 2 with one line naming the extra, no traceback
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "safe-queue: yaml is not installed; the command needs the `cli` extra:"
+        " pip install 'safe-queue[cli]'"
+    ]
