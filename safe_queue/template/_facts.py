@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from safe_queue.engine import limits
 from safe_queue.engine.facts import FunctionFacts, MappingFacts, QueueFacts, RedriveFacts, Unknown
 from safe_queue.template._load import TemplateFile
 from safe_queue.template._resolve import (
@@ -363,7 +364,7 @@ class _Builder:
         if isinstance(types, Unresolved):
             return Unknown(what, types.why)
         items = types if isinstance(types, list) else [types]
-        if "ReportBatchItemFailures" in items:
+        if limits.REPORT_BATCH_ITEM_FAILURES in items:
             return True
         for item in items:
             if isinstance(item, Unresolved):
