@@ -43,8 +43,8 @@ def backoff_delay(base: float, cap: float, receive_count: int) -> int:
     """
     exponent = max(receive_count, 1) - 1
     if exponent > 64 or base * 2.0**exponent >= cap:  # 2**64 x base passes any cap
-        return math.ceil(cap)
-    return math.ceil(base * 2**exponent)
+        return int(math.ceil(cap))
+    return int(math.ceil(base * 2.0**exponent))
 
 
 def time_to_dead_letter(
