@@ -315,7 +315,7 @@ def test_sarif_location_without_a_known_line_points_at_the_file() -> None:
     ("content", "words"),
     [
         (b"", "t.yaml: is not a CloudFormation template"),
-        (b"\x98\x00\xff binary", "t.yaml: could not read: 'utf-8' codec can't decode"),
+        (b"\x98\x00\xff binary", "t.yaml:1: is not UTF-8 text (byte 0x98 at offset 0)"),
         (
             b"Resources:\n  X: !Foo bar\n",
             "t.yaml:2: could not parse YAML: could not determine a constructor for the tag '!Foo'",
