@@ -46,6 +46,7 @@ from safe_queue.engine import evaluate
 from safe_queue.report import Report, ReportedFinding
 from safe_queue.template._facts import CheckedMapping, MappingSource, build_mapping, find_mappings
 from safe_queue.template._load import TemplateError, TemplateFile, expand_paths, load_template
+from safe_queue.template._parameters import ParameterError, check_parameters
 from safe_queue.template._resolve import Deployment
 
 __all__ = [
@@ -58,25 +59,6 @@ __all__ = [
     "load_template",
     "mappings",
 ]
-
-
-class ParameterError(ValueError):
-    """A parameter value was given for a name that no template declares (a typo?)."""
-
-
-def _check_parameter_names(templates: list[TemplateFile], parameters: Mapping[str, str]) -> None:
-    declared: set[str] = set()
-    for template in templates:
-        section = template.body.get("Parameters")
-        if isinstance(section, dict):
-            declared.update(str(name) for name in section)
-    unknown = sorted(set(parameters) - declared)
-    if unknown:
-        raise ParameterError(
-            f"--parameter {', '.join(unknown)}: no template declares"
-            f" {'it' if len(unknown) == 1 else 'them'} (declared:"
-            f" {', '.join(sorted(declared)) or 'none'}). Fix: use a declared name."
-        )
 
 
 def mappings(
@@ -95,10 +77,11 @@ def mappings(
     TemplateError
         A path is missing, unreadable, unparseable or not a template.
     ParameterError
-        ``parameters`` names a parameter that no template declares.
+        ``parameters`` names a parameter that no template declares, or gives a value that
+        is not a number to a ``Number`` parameter.
     """
     templates = expand_paths(paths)
-    _check_parameter_names(templates, parameters or {})
+    check_parameters(templates, parameters or {})
     deployment = Deployment(templates, parameters)
     # Find every mapping first: SAM's generated queues are added to their templates here.
     sources = [source for template in templates for source in find_mappings(template)]
