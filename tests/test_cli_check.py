@@ -288,7 +288,8 @@ def test_check_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str])
     assert main(["check", "--help"]) == 0
     out = capsys.readouterr().out
     assert "--fail-on {error,warning,never}" in out
-    assert "2  usage error, or a file that is missing, unreadable or unparseable" in out
+    assert "2  usage error, or a file that is missing, unreadable, unparseable, not a" in out
+    assert "a stack over 500 resources is only a warning" in out
 
 
 def test_no_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

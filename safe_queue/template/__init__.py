@@ -45,7 +45,15 @@ from pathlib import Path
 from safe_queue.engine import evaluate
 from safe_queue.report import Report, ReportedFinding
 from safe_queue.template._facts import CheckedMapping, MappingSource, build_mapping, find_mappings
-from safe_queue.template._load import TemplateError, TemplateFile, expand_paths, load_template
+from safe_queue.template._language import expand
+from safe_queue.template._load import (
+    TemplateError,
+    TemplateFile,
+    TemplateLimitWarning,
+    expand_paths,
+    load_template,
+    warn_over_limits,
+)
 from safe_queue.template._parameters import ParameterError, check_parameters
 from safe_queue.template._resolve import Deployment
 
@@ -55,6 +63,7 @@ __all__ = [
     "ParameterError",
     "TemplateError",
     "TemplateFile",
+    "TemplateLimitWarning",
     "check_paths",
     "load_template",
     "mappings",
@@ -83,6 +92,9 @@ def mappings(
     templates = expand_paths(paths)
     check_parameters(templates, parameters or {})
     deployment = Deployment(templates, parameters)
+    for template in templates:  # AWS::LanguageExtensions: Fn::ForEach loops, before anything
+        expand(deployment, template)
+    warn_over_limits(templates)
     # Find every mapping first: SAM's generated queues are added to their templates here.
     sources = [source for template in templates for source in find_mappings(template)]
     checked: list[CheckedMapping] = []

@@ -23,6 +23,7 @@ import errno
 import json
 import os
 import re
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,12 +33,15 @@ import yaml
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_RESOURCES",
     "MAX_TEMPLATE_BYTES",
     "MAX_VALUES",
     "TemplateError",
     "TemplateFile",
+    "TemplateLimitWarning",
     "expand_paths",
     "load_template",
+    "warn_over_limits",
 ]
 
 MAX_TEMPLATE_BYTES = 1_048_576
@@ -48,6 +52,10 @@ MAX_DEPTH = 100
 MAX_VALUES = 1_000_000
 """Values a YAML template may hold once its aliases are expanded: more than 1 MB of text can
 write without aliases (about 2 bytes per value), so only an alias bomb reaches it."""
+MAX_RESOURCES = 500
+"""CloudFormation's resources per stack (same quotas page). More is a warning, not a refusal:
+the template is still read (its mappings still get a verdict), each ``cdk.out`` stack and
+nested stack is counted on its own, and a SAM template is counted before SAM's transform."""
 LOOP_PREFIX = "Fn::ForEach::"
 
 
@@ -77,6 +85,10 @@ class TemplateError(ValueError):
         super().__init__(f"{location}: {message}")
 
 
+class TemplateLimitWarning(UserWarning):
+    """A template over one of CloudFormation's quotas that is still read (500 resources)."""
+
+
 @dataclass(eq=False)
 class TemplateFile:
     """One template as read, with where it came from.
@@ -101,6 +113,9 @@ class TemplateFile:
     unexpanded
         Resources of an ``Fn::ForEach`` loop that could not be expanded (logical id as
         written, ``Queue${Tenant}``), with the reason: they are reported as unchecked.
+    loops
+        Resources an ``Fn::ForEach`` loop made, with what reading its collection assumed
+        (a :class:`~safe_queue.template._resolve.Trace`: parameter values).
     """
 
     path: str
@@ -111,6 +126,7 @@ class TemplateFile:
     pseudo: dict[str, str] = field(default_factory=dict)
     parent: tuple[TemplateFile, str] | None = None
     unexpanded: dict[str, str] = field(default_factory=dict)
+    loops: dict[str, Any] = field(default_factory=dict)
 
     @property
     def resources(self) -> dict[str, Any]:
@@ -719,3 +735,30 @@ def expand_paths(paths: Sequence[str | Path]) -> list[TemplateFile]:
         else:
             templates.append(load_template(given))
     return templates
+
+
+def warn_over_limits(templates: Sequence[TemplateFile]) -> None:
+    """Warn (:class:`TemplateLimitWarning`) for each stack over CloudFormation's resources.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> big = TemplateFile("big.json", {"Resources": {f"Q{i}": {} for i in range(501)}})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_over_limits([big])
+    >>> print(caught[0].message)
+    big.json: 501 resources, more than CloudFormation's 500 for each stack: CloudFormation \
+would refuse to create it (checked anyway). Fix: split the stack (nested stacks).
+    """
+    for template in templates:
+        count = len(template.resources)
+        if count > MAX_RESOURCES:
+            warnings.warn(
+                TemplateLimitWarning(
+                    f"{template.path}: {count} resources, more than CloudFormation's"
+                    f" {MAX_RESOURCES} for each stack: CloudFormation would refuse to create"
+                    " it (checked anyway). Fix: split the stack (nested stacks)."
+                ),
+                stacklevel=2,
+            )
