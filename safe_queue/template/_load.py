@@ -347,6 +347,8 @@ def _load_yaml(path: str, text: str) -> tuple[Any, dict[str, int]]:
         raise TemplateError(path, None, f"could not parse YAML: {error}") from None
     except RecursionError:  # the pure-Python parser, without libyaml
         raise _too_deep(path, None) from None
+    except TemplateError:
+        raise
     except ValueError as error:  # e.g. an integer of more than 4,300 digits
         raise TemplateError(path, None, f"could not read a value: {error}") from None
     finally:
