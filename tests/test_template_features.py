@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -352,7 +353,7 @@ Resources:
 
 
 def test_a_stack_over_500_resources_is_warned_about_and_still_checked(tmp_path: Path) -> None:
-    resources = {f"Q{index}": {"Type": "AWS::SQS::Queue"} for index in range(501)}
+    resources: dict[str, Any] = {f"Q{i}": {"Type": "AWS::SQS::Queue"} for i in range(501)}
     resources["Fn"] = {"Type": "AWS::Lambda::Function", "Properties": {"Timeout": 60}}
     resources["M"] = {
         "Type": "AWS::Lambda::EventSourceMapping",
