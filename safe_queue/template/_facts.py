@@ -27,6 +27,7 @@ from safe_queue.template._resolve import (
     Reference,
     Trace,
     Unresolved,
+    _resource,
     as_bool,
     as_int,
     parse_json_text,
@@ -119,6 +120,8 @@ class CheckedMapping:
 def find_mappings(template: TemplateFile) -> Iterator[MappingSource]:
     """Every event source mapping of a template, SAM ``Type: SQS`` events included."""
     for logical_id, resource in list(template.resources.items()):  # SAM may add queues
+        if not isinstance(resource, dict):
+            continue
         kind = resource.get("Type")
         properties = resource.get("Properties")
         properties = properties if isinstance(properties, dict) else {}
@@ -254,7 +257,7 @@ class _Builder:
 
     def located_properties(self, located: Located) -> dict[str, Any]:
         properties = self.properties(
-            located.template, located.template.resources[located.logical_id].get("Properties")
+            located.template, _resource(located.template, located.logical_id).get("Properties")
         )
         return properties if isinstance(properties, dict) else {}
 
@@ -264,7 +267,7 @@ class _Builder:
         if reason is not None:
             return reason
         properties = self.properties(
-            located.template, located.template.resources[located.logical_id].get("Properties")
+            located.template, _resource(located.template, located.logical_id).get("Properties")
         )
         return properties.why if isinstance(properties, Unresolved) else None
 

@@ -85,12 +85,12 @@ class Reference:
     @property
     def type(self) -> str:
         """The resource's ``Type``."""
-        return str(self.template.resources[self.logical_id].get("Type", ""))
+        return str(_resource(self.template, self.logical_id).get("Type", ""))
 
     @property
     def metadata(self) -> dict[str, Any]:
         """The resource's ``Metadata`` (empty when absent)."""
-        metadata = self.template.resources[self.logical_id].get("Metadata")
+        metadata = _resource(self.template, self.logical_id).get("Metadata")
         return metadata if isinstance(metadata, dict) else {}
 
     def __str__(self) -> str:
@@ -125,18 +125,18 @@ class Located:
     @property
     def properties(self) -> dict[str, Any]:
         """The resource's ``Properties`` (empty when absent)."""
-        properties = self.template.resources[self.logical_id].get("Properties")
+        properties = _resource(self.template, self.logical_id).get("Properties")
         return properties if isinstance(properties, dict) else {}
 
     @property
     def type(self) -> str:
         """The resource's ``Type``."""
-        return str(self.template.resources[self.logical_id].get("Type", ""))
+        return str(_resource(self.template, self.logical_id).get("Type", ""))
 
     @property
     def metadata(self) -> dict[str, Any]:
         """The resource's ``Metadata`` (empty when absent)."""
-        metadata = self.template.resources[self.logical_id].get("Metadata")
+        metadata = _resource(self.template, self.logical_id).get("Metadata")
         return metadata if isinstance(metadata, dict) else {}
 
 
@@ -154,6 +154,12 @@ class Trace:
 
 Value = Any
 """A resolved value: plain data, :class:`Reference`, :class:`Text` or :class:`Unresolved`."""
+
+
+def _resource(template: TemplateFile, logical_id: str) -> dict[str, Any]:
+    """Return a resource of ``template`` (empty for an ``Fn::ForEach`` loop not expanded)."""
+    resource = template.resources.get(logical_id)
+    return resource if isinstance(resource, dict) else {}
 
 
 def _is_sam(template: TemplateFile) -> bool:
@@ -289,7 +295,7 @@ class Deployment:
         if template.parent is not None:
             # A nested stack's parameter takes the value its parent stack passes.
             parent, stack_id = template.parent
-            properties = parent.resources.get(stack_id, {}).get("Properties")
+            properties = _resource(parent, stack_id).get("Properties")
             passed = properties.get("Parameters") if isinstance(properties, dict) else None
             if isinstance(passed, dict) and name in passed:
                 return self.resolve(parent, passed[name], trace, depth + 1)
@@ -322,7 +328,7 @@ class Deployment:
             generated = {}
             if _is_sam(template):
                 for logical_id, resource in template.resources.items():
-                    if resource.get("Type") != SAM_FUNCTION:
+                    if not isinstance(resource, dict) or resource.get("Type") != SAM_FUNCTION:
                         continue
                     generated[f"{logical_id}.Alias"] = logical_id
                     generated[f"{logical_id}.Version"] = logical_id
@@ -557,6 +563,8 @@ class Deployment:
             self._names = {}
             for template in self.templates:
                 for logical_id, resource in template.resources.items():
+                    if not isinstance(resource, dict):
+                        continue
                     resource_type = resource.get("Type")
                     if resource_type == QUEUE_TYPE:
                         key, prop = "queue", "QueueName"
