@@ -113,6 +113,8 @@ def _resource(draw: st.DrawFn) -> dict[str, Any]:
         )
         properties["Events"] = {"E": {"Type": event_type, "Properties": event_properties}}
     resource: dict[str, Any] = {"Type": kind, "Properties": properties}
+    if draw(st.integers(0, 19)) == 0:
+        resource["Properties"] = draw(VALUES)  # not a map: a value or an intrinsic
     if draw(st.booleans()) and draw(st.booleans()):
         resource["Condition"] = draw(st.one_of(st.sampled_from(["Cond", "Nope"]), VALUES))
     return resource

@@ -332,7 +332,9 @@ class Deployment:
                         continue
                     generated[f"{logical_id}.Alias"] = logical_id
                     generated[f"{logical_id}.Version"] = logical_id
-                    properties = resource.get("Properties") or {}
+                    properties = resource.get("Properties")
+                    if not isinstance(properties, dict):
+                        continue
                     alias = properties.get("AutoPublishAlias")
                     if isinstance(alias, str):
                         generated[f"{logical_id}Alias{alias}"] = logical_id
@@ -572,7 +574,9 @@ class Deployment:
                         key, prop = "function", "FunctionName"
                     else:
                         continue
-                    properties = resource.get("Properties") or {}
+                    properties = resource.get("Properties")
+                    if not isinstance(properties, dict):
+                        continue
                     physical = self.resolve(template, properties.get(prop), Trace())
                     if isinstance(physical, str):
                         self._names.setdefault((key, physical), []).append(
