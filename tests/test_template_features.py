@@ -19,6 +19,7 @@ from safe_queue.template import (
     ParameterError,
     TemplateError,
     check_paths,
+    load_template,
     mappings,
 )
 from safe_queue.template._language import MAX_EXPANDED_RESOURCES
@@ -429,3 +430,21 @@ def test_a_non_number_default_is_refused_naming_the_file(tmp_path: Path) -> None
     )
     with pytest.raises(TemplateError, match="parameter V has Type List<Number>"):
         mappings([lists])
+
+
+def test_for_each_lines_in_json_and_of_sam_events(tmp_path: Path) -> None:
+    # GIVEN the tenant loop written as JSON
+    (template,) = mappings([FIXTURES / "foreach_tenants.yaml"])[0]
+    original = load_template(FIXTURES / "foreach_tenants.yaml").body
+    assert template.body != original  # expanded in place; the file's own body is not
+    path = write(tmp_path, json.dumps(original, indent=2), "t.json")
+    text = path.read_text().splitlines()
+    # THEN each expanded mapping is placed at its key in the loop
+    for mapping in by_id(path).values():
+        assert mapping.source.line is not None
+        assert text[mapping.source.line - 1].strip() == '"Mapping&{Tenant}": {'
+    # AND a SAM event inside a loop is placed at its event key
+    (unexpanded,) = by_id("foreach_unknown_collection.yaml").values()
+    lines = (FIXTURES / "foreach_unknown_collection.yaml").read_text().splitlines()
+    assert unexpanded.source.line is not None
+    assert lines[unexpanded.source.line - 1].strip() == "Jobs${Tenant}:"
