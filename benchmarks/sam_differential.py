@@ -4,7 +4,7 @@
     .venv/bin/python -m benchmarks.sam_differential --examples 5000
 
 The same property and strategy as ``tests/test_template_sam_differential.py`` (which draws
-60 templates each run, to keep the suite quick), on a fixed, derandomized sample: each
+50 templates each run, to keep the suite quick), on a fixed, derandomized sample: each
 generated SAM template is transformed by ``aws-sam-translator`` and both are checked; the
 (mapping id, rule id, level) sets and the mapping counts must be equal. Prints the counts,
 any mismatch (the template and both verdict sets), and the time taken; exits 1 on a mismatch.

@@ -14,7 +14,7 @@ from tests.template_fuzz import outcome, template_files
 
 
 @settings(
-    max_examples=150,
+    max_examples=100,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -59,7 +59,7 @@ def test_the_fixtures_cover_what_the_differential_is_for() -> None:
 
 
 @settings(
-    max_examples=60,
+    max_examples=50,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
