@@ -179,7 +179,10 @@ def test_for_each_checks_every_tenant_mapping_by_mapping() -> None:
     assert acme.queue == QueueFacts(
         name="Queueacme",
         visibility_timeout=1110,
-        redrive=RedriveFacts(5, QueueFacts(name="Dlqacme", retention_period=1_209_600)),
+        queue_name="acme-jobs",
+        redrive=RedriveFacts(
+            5, QueueFacts(name="Dlqacme", retention_period=1_209_600, queue_name="acme-dlq")
+        ),
     )
     assert acme.function == FunctionFacts(name="Workeracme", timeout=180)
     globex = checked["Mappingglobexeu"].facts
