@@ -184,7 +184,8 @@ def test_for_each_checks_every_tenant_mapping_by_mapping() -> None:
             5, QueueFacts(name="Dlqacme", retention_period=1_209_600, queue_name="acme-dlq")
         ),
     )
-    assert acme.function == FunctionFacts(name="Workeracme", timeout=180)
+    assert isinstance(acme.function, FunctionFacts)
+    assert (acme.function.name, acme.function.timeout) == ("Workeracme", 180)
     globex = checked["Mappingglobexeu"].facts
     assert isinstance(globex.queue, QueueFacts)
     assert globex.queue.visibility_timeout == 60
