@@ -46,6 +46,7 @@ def _queue_inputs(queue: QueueFacts | Unknown) -> dict[str, Input]:
             "queue_name",
             "content_based_deduplication",
         )
+        # Whether it has a dead-letter queue is as unknown as the rest of it.
         return {name: queue for name in names} | _redrive_inputs(queue)
     return {
         "visibility_timeout": _default(queue.visibility_timeout, limits.VISIBILITY_TIMEOUT_DEFAULT),
@@ -68,8 +69,8 @@ _DEAD_LETTER = (
 def _redrive_inputs(redrive: RedriveFacts | Unknown | None) -> dict[str, Input]:
     if redrive is None:
         return {"has_dead_letter_queue": False} | dict.fromkeys(_DEAD_LETTER)
-    if isinstance(redrive, Unknown):
-        return {"has_dead_letter_queue": True} | dict.fromkeys(_DEAD_LETTER, redrive)
+    if isinstance(redrive, Unknown):  # not even known whether there is one
+        return {"has_dead_letter_queue": redrive} | dict.fromkeys(_DEAD_LETTER, redrive)
     dead_letter = redrive.dead_letter_queue
     inputs: dict[str, Input] = {
         "has_dead_letter_queue": True,
