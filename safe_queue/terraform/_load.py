@@ -315,7 +315,7 @@ def is_terraform_json(path: str | Path) -> bool:
     """Whether ``path`` is for the Terraform adapter (and not a CloudFormation template).
 
     True for the JSON of ``terraform show -json`` (a plan or a state: a top-level
-    ``format_version`` with ``terraform_version``, ``planned_values`` or ``values``), and
+    ``format_version``), and
     also for a saved binary plan or a raw ``terraform.tfstate``, which :func:`load` refuses
     with the command that turns them into JSON. False for anything else, a missing or
     unreadable file included (the template reader reports those).
@@ -339,9 +339,9 @@ def is_terraform_json(path: str | Path) -> bool:
         return _binary_plan(Path(path))
     if _raw_state(body):
         return True
-    return "format_version" in body and any(
-        key in body for key in ("terraform_version", "planned_values", "values")
-    )
+    # No CloudFormation template has a top-level format_version; an empty state has nothing
+    # else (`terraform show -json` before the first apply prints {"format_version": "1.0"}).
+    return isinstance(body.get("format_version"), str)
 
 
 def load(path: str | Path) -> Document:
