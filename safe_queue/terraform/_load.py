@@ -152,18 +152,21 @@ class Document:
         default_factory=dict, repr=False
     )
 
+    _by_type: dict[str, list[Instance]] = field(default_factory=dict, repr=False)
+
     def __post_init__(self) -> None:
         for instance in self.instances:
             key = (instance.module, instance.type, instance.name)
             self._by_resource.setdefault(key, []).append(instance)
+            self._by_type.setdefault(instance.type, []).append(instance)
 
     def resource(self, module: ModulePath, type_: str, name: str) -> list[Instance]:
         """Every instance of ``type_.name`` in one module instance."""
         return self._by_resource.get((module, type_, name), [])
 
-    def of_type(self, *types: str) -> Iterator[Instance]:
-        """Every instance of the given resource types."""
-        return (instance for instance in self.instances if instance.type in types)
+    def of_type(self, type_: str) -> list[Instance]:
+        """Every instance of a resource type, in file order."""
+        return self._by_type.get(type_, [])
 
     def config_module(self, module: ModulePath) -> dict[str, Any] | None:
         """Return a module instance's configuration (``module_calls`` followed)."""
