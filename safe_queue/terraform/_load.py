@@ -28,6 +28,7 @@ __all__ = [
     "TerraformError",
     "is_terraform_json",
     "load",
+    "parse",
     "parse_module_address",
 ]
 
@@ -367,6 +368,17 @@ def load(path: str | Path) -> Document:
     body = _body(path)
     if body is None:
         raise TerraformError(path, f"is not JSON from `terraform show -json`. Fix: {_SHOW_JSON}")
+    return parse(path, body)
+
+
+def parse(path: str | Path, body: dict[str, Any]) -> Document:
+    """Read the decoded JSON of a plan or state (``path`` names it in messages).
+
+    Raises
+    ------
+    TerraformError
+        ``body`` is a raw state file, or its ``format_version`` is not 1.x.
+    """
     if _raw_state(body):
         raise TerraformError(
             path,
