@@ -331,6 +331,36 @@ def test_an_unlinked_redrive_policy_resource_makes_every_queue_redrive_unknown(t
     )
 
 
+def _point_external_queue_at(body: dict[str, Any], arn: str) -> None:
+    _planned(body, "aws_lambda_event_source_mapping.external_queue")["values"][
+        "event_source_arn"
+    ] = arn
+
+
+def test_a_known_arn_is_linked_by_the_queue_name_while_the_queue_arn_is_unknown(tmp_path: Path):
+    # GIVEN a first plan whose mapping names a planned queue by a known ARN
+    # (e.g. "arn:aws:sqs:${region}:${account}:${aws_sqs_queue.a.name}")
+    path = _edit(
+        LINKS,
+        tmp_path,
+        lambda body: _point_external_queue_at(body, "arn:aws:sqs:eu-west-1:123456789012:links-a"),
+    )
+    # THEN it is linked to that queue by name and checked: 180 s = 6 x 30 s, no DLQ
+    (found,) = [m for m in mappings([path]) if m.address.endswith(".external_queue")]
+    assert found.extra["queue"] == "aws_sqs_queue.a"
+    assert verdicts(path)["aws_lambda_event_source_mapping.external_queue"] == [(NO_DLQ, WARNING)]
+
+
+def test_a_queue_name_shared_by_two_queues_is_ambiguous(tmp_path: Path):
+    def edit(body: dict[str, Any]) -> None:
+        _point_external_queue_at(body, "arn:aws:sqs:eu-west-1:123456789012:links-a")
+        _planned(body, "aws_sqs_queue.b")["values"]["name"] = "links-a"
+
+    path = _edit(LINKS, tmp_path, edit)
+    message = messages(path, "aws_lambda_event_source_mapping.external_queue")
+    assert "matches several queues (aws_sqs_queue.a, aws_sqs_queue.b)" in message
+
+
 def test_a_plan_and_the_state_of_the_same_configuration_checked_together_link_each_in_its_own_file():
     # The same queue ARN is in both files; each mapping is linked within its own file.
     found = check_paths([FIXTURES / "seed" / "second-plan.json", FIXTURES / "seed" / "state.json"])
