@@ -42,7 +42,17 @@ from safe_queue.live.account import IAM_ACTIONS
 
 __all__ = ["BUNDLED", "SafeQueueConfigRule", "handler_code_directory"]
 
-BUNDLED: Final = ("__init__.py", "py.typed", "errors.py", "report.py", "engine", "live")
+BUNDLED: Final = (
+    "__init__.py",
+    "_version.py",
+    "py.typed",
+    "errors.py",
+    "keys.py",
+    "report.py",
+    "retries.py",
+    "engine",
+    "live",
+)
 """What of the installed ``safe_queue`` package goes into the function (no CDK module)."""
 _NOT_BUNDLED: Final = ("__pycache__", "*.pyc", "command.py")  # command.py: the CLI only
 
