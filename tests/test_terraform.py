@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from safe_queue.cli import main
+from safe_queue.engine import Acknowledgement, ProvisionedFacts
 from safe_queue.terraform import ACKNOWLEDGE_TAG, check_paths, is_terraform_json, mappings
 
 FIXTURES = Path(__file__).parent / "fixtures" / "terraform"
@@ -29,11 +30,15 @@ ABOVE_RESERVED = "safe-queue:max-concurrency-above-reserved-concurrency"
 UNCHECKED = "safe-queue:unchecked"
 
 
-def verdicts(*paths: Path) -> dict[str, list[tuple[str, str]]]:
-    """(rule id, level) per mapping address, every mapping present (clean ones with [])."""
+def verdicts(*paths: Path, acknowledged: bool = False) -> dict[str, list[tuple[str, str]]]:
+    """(rule id, level) per mapping address, every mapping present (clean ones with []).
+
+    The findings no acknowledgement covers; with ``acknowledged=True``, the covered ones.
+    """
     result: dict[str, list[tuple[str, str]]] = {m.address: [] for m in mappings(paths)}
     for finding in check_paths(paths).findings:
-        result[finding.resource].append((finding.rule_id, finding.level.value))
+        if finding.acknowledged == acknowledged:
+            result[finding.resource].append((finding.rule_id, finding.level.value))
     return {address: sorted(found) for address, found in result.items()}
 
 
@@ -251,9 +256,20 @@ def test_queue_unknown_skips_the_queue_rules_and_still_checks_the_mapping():
     # GIVEN the ambiguous mapping WHEN evaluated THEN the queue's rules are listed as skipped
     message = messages(LINKS, "aws_lambda_event_source_mapping.either")
     assert VIS in message
-    assert NO_DLQ in message
+    assert DLQ_RETENTION in message
     # and the mapping's own rules are not: batch size 1 needs no ReportBatchItemFailures
     assert WHOLE_BATCH not in message
+    assert verdicts(LINKS)["aws_lambda_event_source_mapping.either"] == [(UNCHECKED, INFO)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine gap (main b3dfa9b): _queue_inputs() of an Unknown queue goes through"
+    " _redrive_inputs(), which reads any Unknown as 'has a dead-letter queue', so"
+    " no-dead-letter-queue is neither reported nor listed as skipped",
+)
+def test_an_unknown_queue_lists_the_dead_letter_queue_rule_as_skipped():
+    assert NO_DLQ in messages(LINKS, "aws_lambda_event_source_mapping.either")
 
 
 def test_a_literal_index_and_a_known_function_name_are_linked():
@@ -376,15 +392,15 @@ ACKNOWLEDGE = FIXTURES / "acknowledge" / "plan.json"
 
 
 def test_acknowledgement_tags_on_the_mapping_and_the_function_are_read():
-    found = {m.address: m.acknowledgements for m in mappings([ACKNOWLEDGE])}
+    found = {m.address: m.facts.acknowledgements for m in mappings([ACKNOWLEDGE])}
     assert found["aws_lambda_event_source_mapping.audit"] == (
-        (
+        Acknowledgement(
             "safe-queue:filter-deletes-unmatched",
             "only audit events are sent to this queue",
             "tag safe-queue:acknowledge:filter-deletes-unmatched on"
             " aws_lambda_event_source_mapping.audit",
         ),
-        (
+        Acknowledgement(
             NO_DLQ,
             "audit events are replayed from S3",
             "tag safe-queue:acknowledge:no-dead-letter-queue on aws_lambda_function.audit",
@@ -392,12 +408,23 @@ def test_acknowledgement_tags_on_the_mapping_and_the_function_are_read():
     )
 
 
-def test_acknowledged_findings_are_left_out_and_the_others_stay(tmp_path: Path):
-    # GIVEN the plan as written THEN only the unacknowledged batch warning is left
+def test_acknowledged_findings_are_reported_marked_and_the_others_stay(tmp_path: Path):
+    # GIVEN the plan as written THEN only the unacknowledged batch warning is open
     assert verdicts(ACKNOWLEDGE) == expect(
         {
             "aws_lambda_event_source_mapping.audit": [],
             "aws_lambda_event_source_mapping.errors": [(WHOLE_BATCH, WARNING)],
+        }
+    )
+    # and the acknowledged ones are still reported, marked
+    assert verdicts(ACKNOWLEDGE, acknowledged=True) == expect(
+        {
+            "aws_lambda_event_source_mapping.audit": [
+                ("safe-queue:filter-deletes-unmatched", WARNING),
+                (NO_DLQ, WARNING),
+            ],
+            # the function's tag covers every mapping of the function
+            "aws_lambda_event_source_mapping.errors": [(NO_DLQ, WARNING)],
         }
     )
 
@@ -442,9 +469,24 @@ def test_a_bad_acknowledgement_tag_is_an_input_error_naming_the_resource(
     assert len(err.strip().splitlines()) == 1
 
 
-def test_provisioned_pollers_are_shown_beside_the_findings():
+def test_provisioned_pollers_are_read_into_the_facts():
     (errors,) = [m for m in mappings([ACKNOWLEDGE]) if m.address.endswith(".errors")]
-    assert errors.extra["provisioned_pollers"] == {"minimum": 2, "maximum": 20}
+    assert errors.facts.provisioned == ProvisionedFacts(minimum_pollers=2, maximum_pollers=20)
+    (audit,) = [m for m in mappings([ACKNOWLEDGE]) if m.address.endswith(".audit")]
+    assert audit.facts.provisioned is None
+
+
+def test_acknowledged_findings_never_fail_a_run(capsys: pytest.CaptureFixture[str]):
+    path = str(ACKNOWLEDGE)
+    # the open batch warning fails --fail-on warning; the acknowledged ones alone would not
+    assert run(capsys, "--fail-on", "warning", path)[0] == 1
+    _, out, _ = run(capsys, "--format", "json", "--fail-on", "never", path)
+    (audit_filter,) = [
+        f
+        for f in json.loads(out)["findings"]
+        if f["resource"].endswith(".audit") and f["rule_id"].endswith("filter-deletes-unmatched")
+    ]
+    assert audit_filter["acknowledged"]["reason"] == "only audit events are sent to this queue"
 
 
 # --- the CLI: recognition, exit codes, formats -----------------------------------------------

@@ -15,7 +15,8 @@ that cannot be made to exactly one resource, is an :class:`~safe_queue.engine.Un
 the rules that need it are reported as ``safe-queue:unchecked``, never guessed.
 
 Acknowledgements are tags on the mapping, its function or its queue:
-``"safe-queue:acknowledge:<rule>" = "<reason>"``; acknowledged findings are left out.
+``"safe-queue:acknowledge:<rule>" = "<reason>"``; acknowledged findings are reported,
+marked, and never fail a run.
 
 Examples
 --------
@@ -49,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from safe_queue.engine import evaluate
+from safe_queue.engine import evaluate_all
 from safe_queue.report import Report, ReportedFinding
 from safe_queue.terraform._facts import ACKNOWLEDGE_TAG, TerraformMapping, build_mappings
 from safe_queue.terraform._load import TerraformError, is_terraform_json, load
@@ -93,10 +94,9 @@ def check_paths(paths: Sequence[str | Path], report: Report | None = None) -> Re
     Returns
     -------
     Report
-        One :class:`~safe_queue.report.ReportedFinding` per finding that is not
-        acknowledged: ``resource`` is the mapping's address, ``template`` the JSON file,
-        ``line`` ``None`` (plans have no lines), ``extra`` as
-        :attr:`TerraformMapping.extra`.
+        One :class:`~safe_queue.report.ReportedFinding` per finding (acknowledged ones
+        marked): ``resource`` is the mapping's address, ``template`` the JSON file,
+        ``line`` ``None`` (plans have no lines), ``extra`` as :attr:`TerraformMapping.extra`.
 
     Raises
     ------
@@ -106,18 +106,13 @@ def check_paths(paths: Sequence[str | Path], report: Report | None = None) -> Re
     checked = mappings(paths)
     report = report if report is not None else Report()
     report.sources.extend(str(path) for path in paths)
-    for mapping in checked:
+    verdicts = evaluate_all([mapping.facts for mapping in checked])
+    for mapping, findings in zip(checked, verdicts, strict=True):
         report.mappings_checked += 1
-        acknowledged = {rule_id for rule_id, _, _ in mapping.acknowledgements}
-        for finding in evaluate(mapping.facts):
-            if finding.rule_id in acknowledged:
-                continue
-            report.findings.append(
-                ReportedFinding(
-                    finding,
-                    resource=mapping.address,
-                    template=mapping.path,
-                    extra=dict(mapping.extra),
-                )
+        report.findings.extend(
+            ReportedFinding(
+                finding, resource=mapping.address, template=mapping.path, extra=dict(mapping.extra)
             )
+            for finding in findings
+        )
     return report

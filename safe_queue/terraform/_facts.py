@@ -8,7 +8,16 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from safe_queue.engine import RULES, limits
-from safe_queue.engine.facts import FunctionFacts, MappingFacts, QueueFacts, RedriveFacts, Unknown
+from safe_queue.engine.acknowledge import acknowledgement
+from safe_queue.engine.facts import (
+    Acknowledgement,
+    FunctionFacts,
+    MappingFacts,
+    ProvisionedFacts,
+    QueueFacts,
+    RedriveFacts,
+    Unknown,
+)
 from safe_queue.terraform._links import Resolved, resolve
 from safe_queue.terraform._load import (
     AFTER_APPLY,
@@ -69,19 +78,18 @@ class TerraformMapping:
         the mapping's id in every output.
     facts
         What the engine evaluates.
-    acknowledgements
-        ``(rule_id, reason, source)`` from ``safe-queue:acknowledge:<rule>`` tags on the
-        mapping, its function and its source queue; ``source`` names the tag and resource.
     extra
         What the report shows beside each finding: ``queue`` and ``function`` (resource
-        addresses, or the queue's ARN when this run does not manage it), ``terraform``
-        (``plan`` or ``state``) and ``provisioned_pollers`` where set.
+        addresses, or the queue's ARN when this run does not manage it) and ``terraform``
+        (``plan`` or ``state``).
+
+    The acknowledgements (``safe-queue:acknowledge:<rule>`` tags on the mapping, its
+    function and its source queue) are in ``facts.acknowledgements``.
     """
 
     path: str
     address: str
     facts: MappingFacts
-    acknowledgements: tuple[tuple[str, str, str], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -271,7 +279,6 @@ class _Run:
         key = id(queue) * 2 + int(with_redrive)
         if key not in self._queues:
             what = f"the queue's {{}} ({queue.address})"
-            fifo = queue.get("fifo_queue")
             self._queues[key] = QueueFacts(
                 name=queue.address,
                 visibility_timeout=_integer(
@@ -282,14 +289,13 @@ class _Run:
                     queue.get("message_retention_seconds"),
                     what.format("message_retention_seconds"),
                 ),
-                fifo=(
-                    Unknown(what.format("fifo_queue"), _LATER)
-                    if fifo is AFTER_APPLY
-                    else fifo
-                    if isinstance(fifo, bool)
-                    else None
-                ),
+                fifo=_boolean(queue.get("fifo_queue"), what.format("fifo_queue")),
                 redrive=self.redrive(document, queue) if with_redrive else None,
+                queue_name=_queue_name(queue, what.format("name")),
+                content_based_deduplication=_boolean(
+                    queue.get("content_based_deduplication"),
+                    what.format("content_based_deduplication"),
+                ),
             )
         return self._queues[key]
 
@@ -405,7 +411,7 @@ class _Run:
             self.queue(document, queue_found) if isinstance(queue_found, Instance) else queue_found
         )
         function: FunctionFacts | Unknown = (
-            self.function_facts(function_found)
+            self.function_facts(document, function_found)
             if isinstance(function_found, Instance)
             else function_found
         )
@@ -422,6 +428,11 @@ class _Run:
             max_concurrency=_scaling(mapping),
             has_filters=_filters(mapping),
             notes=tuple(notes),
+            provisioned=_provisioned(mapping),
+            acknowledgements=_acknowledgements(
+                document,
+                [mapping, *(f for f in (function_found, queue_found) if isinstance(f, Instance))],
+            ),
         )
         extra: dict[str, Any] = {
             "queue": (
@@ -434,21 +445,12 @@ class _Run:
             "function": function_found.address if isinstance(function_found, Instance) else None,
             "terraform": document.kind,
         }
-        pollers = _pollers(mapping)
-        if pollers is not None:
-            extra["provisioned_pollers"] = pollers
-        owners = [mapping]
-        owners += [found for found in (function_found, queue_found) if isinstance(found, Instance)]
         return TerraformMapping(
-            path=document.path,
-            address=mapping.address,
-            facts=facts,
-            acknowledgements=_acknowledgements(document, owners),
-            extra=extra,
+            path=document.path, address=mapping.address, facts=facts, extra=extra
         )
 
     @staticmethod
-    def function_facts(function: Instance) -> FunctionFacts:
+    def function_facts(document: Document, function: Instance) -> FunctionFacts:
         what = f"the function's {{}} ({function.address})"
         reserved = _integer(
             function.get("reserved_concurrent_executions"),
@@ -459,6 +461,8 @@ class _Run:
             timeout=_integer(function.get("timeout"), what.format("timeout")),
             # -1, the provider's default, is "no reserved concurrency"
             reserved_concurrency=None if isinstance(reserved, int) and reserved < 0 else reserved,
+            # one function, one key: its SQS mappings share its reserved concurrency
+            key=f"{document.path}::{function.address}",
         )
 
 
@@ -500,19 +504,42 @@ def _filters(mapping: Instance) -> bool | Unknown | None:
     return isinstance(filters, list) and len(filters) > 0
 
 
-def _pollers(mapping: Instance) -> dict[str, Any] | None:
+def _provisioned(mapping: Instance) -> ProvisionedFacts | Unknown | None:
     block, marks = _block(mapping, "provisioned_poller_config")
+    what = "the provisioned_poller_config"
     if marks is True:
-        return {"minimum": "(known after apply)", "maximum": "(known after apply)"}
+        return Unknown(what, _LATER)
     if block is None:
         return None
     marks = marks if isinstance(marks, dict) else {}
-    return {
-        key: "(known after apply)"
-        if marks.get(f"{key}_pollers") is True
-        else block.get(f"{key}_pollers")
-        for key in ("minimum", "maximum")
-    }
+
+    def pollers(key: str) -> int | Unknown | None:
+        argument = f"{key}_pollers"
+        if marks.get(argument) is True:
+            return Unknown(f"the provisioned_poller_config's {argument}", _LATER)
+        return _integer(block.get(argument), f"the provisioned_poller_config's {argument}")
+
+    return ProvisionedFacts(minimum_pollers=pollers("minimum"), maximum_pollers=pollers("maximum"))
+
+
+def _boolean(value: Any, what: str) -> bool | Unknown | None:
+    if value is AFTER_APPLY:
+        return Unknown(what, _LATER)
+    if value is None or isinstance(value, bool):
+        return value
+    return Unknown(what, f"is {value!r}, not true or false")
+
+
+def _queue_name(queue: Instance, what: str) -> str | Unknown | None:
+    """Return the queue's name; ``None`` when Terraform generates it (no ``name``)."""
+    name = queue.get("name")
+    if isinstance(name, str):
+        return name
+    expression = queue.expression("name")
+    if name is AFTER_APPLY and expression is not None and "constant_value" not in expression:
+        return Unknown(what, _LATER)
+    # not set (or name_prefix): the provider makes a valid name, with .fifo for FIFO queues
+    return None
 
 
 def _tags(instance: Instance) -> dict[str, Any]:
@@ -523,21 +550,19 @@ def _tags(instance: Instance) -> dict[str, Any]:
     return {}
 
 
-def _acknowledgements(
-    document: Document, owners: list[Instance]
-) -> tuple[tuple[str, str, str], ...]:
-    found: list[tuple[str, str, str]] = []
+def _acknowledgements(document: Document, owners: list[Instance]) -> tuple[Acknowledgement, ...]:
+    found: list[Acknowledgement] = []
     for owner in owners:
         for key, reason in _tags(owner).items():
             if not isinstance(key, str) or not key.startswith(ACKNOWLEDGE_TAG):
                 continue
             rule_id = f"safe-queue:{key[len(ACKNOWLEDGE_TAG) :]}"
             if rule_id not in _RULE_IDS:
-                known = ", ".join(sorted(r.split(":", 1)[1] for r in _RULE_IDS))
                 raise TerraformError(
                     document.path,
-                    f"{owner.address}: tag {key!r} names no safe-queue rule. Fix: use"
-                    f" {ACKNOWLEDGE_TAG}<rule> with one of: {known}",
+                    f"{owner.address}: tag {key!r} names no safe-queue rule. Fix: write"
+                    f" {ACKNOWLEDGE_TAG}<rule> with a rule of the rules reference, without its"
+                    f" safe-queue: prefix (e.g. {ACKNOWLEDGE_TAG}filter-deletes-unmatched)",
                 )
             if not isinstance(reason, str) or not reason.strip():
                 raise TerraformError(
@@ -545,7 +570,8 @@ def _acknowledgements(
                     f"{owner.address}: tag {key!r} has no reason. Fix: give the tag a value"
                     " that says why the finding is acceptable",
                 )
-            found.append((rule_id, reason.strip(), f"tag {key} on {owner.address}"))
+            source = f"tag {key} on {owner.address}"
+            found.append(acknowledgement(rule_id, reason, source=source))
     return tuple(found)
 
 
