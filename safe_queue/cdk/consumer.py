@@ -37,7 +37,7 @@ from safe_queue.cdk.function import reserved_concurrency as read_reserved_concur
 from safe_queue.cdk.idempotency import IDEMPOTENCY_TABLE_ENV, idempotency_table
 from safe_queue.engine import FunctionFacts, Level, MappingFacts, evaluate
 from safe_queue.errors import SafeQueueConfigError
-from safe_queue.runtime.diagnosis import VISIBILITY_TIMEOUT_ENV
+from safe_queue.keys import VISIBILITY_TIMEOUT_ENV
 
 __all__ = [
     "REDELIVERY_ALARM_EVALUATION_PERIODS",
