@@ -262,12 +262,6 @@ def test_queue_unknown_skips_the_queue_rules_and_still_checks_the_mapping():
     assert verdicts(LINKS)["aws_lambda_event_source_mapping.either"] == [(UNCHECKED, INFO)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine gap (main b3dfa9b): _queue_inputs() of an Unknown queue goes through"
-    " _redrive_inputs(), which reads any Unknown as 'has a dead-letter queue', so"
-    " no-dead-letter-queue is neither reported nor listed as skipped",
-)
 def test_an_unknown_queue_lists_the_dead_letter_queue_rule_as_skipped():
     assert NO_DLQ in messages(LINKS, "aws_lambda_event_source_mapping.either")
 

@@ -188,12 +188,6 @@ def test_terraform_plan_agrees_where_it_knows_and_says_what_it_skipped(
     assert ("safe-queue:filter-deletes-unmatched", "warning") in plan["filtered"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine gap: rule_inputs() reads an Unknown RedrivePolicy as 'has a dead-letter"
-    " queue', so no-dead-letter-queue is neither reported nor listed as skipped when a plan"
-    " cannot tell whether the queue has a redrive policy at all",
-)
 def test_a_redrive_policy_whose_presence_is_unknown_lists_the_dlq_rule_as_skipped(
     capsys: pytest.CaptureFixture[str],
 ):
