@@ -102,8 +102,10 @@ def client_config(caller: Caller, *, max_pool_connections: int = 10) -> Config:
     from botocore.config import Config
 
     chosen = settings(caller)
+    # botocore's ``max_attempts`` counts the retries only (it adds one); ``total_max_attempts``
+    # counts every attempt, the first included, as RetrySettings.max_attempts does.
     return Config(
-        retries={"mode": chosen.mode, "max_attempts": chosen.max_attempts},
+        retries={"mode": chosen.mode, "total_max_attempts": chosen.max_attempts},
         connect_timeout=chosen.connect_timeout,
         read_timeout=chosen.read_timeout,
         max_pool_connections=max_pool_connections,
