@@ -5,7 +5,9 @@ audit as ``safe-queue audit``, in the function's region) and an AWS Config custo
 that invokes it periodically (every 24 hours by default) and whenever an
 ``AWS::SQS::Queue`` or an ``AWS::Lambda::Function`` changes. Each source queue feeding a
 Lambda function gets an evaluation: ``COMPLIANT``, ``NON_COMPLIANT`` (an error or a
-warning; the annotation names the rule ids) or ``NOT_APPLICABLE`` (could not be checked).
+warning, the annotation naming the rule ids; or a mapping that could not be evaluated,
+the annotation naming the failed read) or ``NOT_APPLICABLE`` (the queue was deleted); see
+:mod:`safe_queue.live.config_handler`.
 
 The function's role has exactly the audit's read actions
 (:data:`safe_queue.live.account.IAM_ACTIONS`), ``config:PutEvaluations``, and
@@ -15,7 +17,7 @@ the function as an immutable role, so that ``aws_config.CustomRule`` cannot atta
 configuration item and the Config bucket) as it otherwise does.
 
 The function's code is the package's CDK-free modules (``safe_queue/__init__.py``,
-``report.py``, ``engine/``, ``live/``), copied from the installed package into a staging
+``report.py``, ``retries.py``, ``engine/``, ``live/``), copied from the installed package into a staging
 directory at synth time: no Docker, no aws-cdk-lib in the asset; boto3 is the Lambda
 runtime's own.
 """
@@ -42,7 +44,15 @@ from safe_queue.live.account import IAM_ACTIONS
 
 __all__ = ["BUNDLED", "SafeQueueConfigRule", "handler_code_directory"]
 
-BUNDLED: Final = ("__init__.py", "py.typed", "errors.py", "report.py", "engine", "live")
+BUNDLED: Final = (
+    "__init__.py",
+    "py.typed",
+    "errors.py",
+    "report.py",
+    "retries.py",
+    "engine",
+    "live",
+)
 """What of the installed ``safe_queue`` package goes into the function (no CDK module)."""
 _NOT_BUNDLED: Final = ("__pycache__", "*.pyc", "command.py")  # command.py: the CLI only
 
