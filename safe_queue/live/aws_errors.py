@@ -191,6 +191,7 @@ def describe(
     *,
     fixes: Mapping[str, str] | None = None,
     region: str | None = None,
+    expected_only: bool = True,
 ) -> Unreadable | None:
     """Describe an AWS error the caller expects; ``None`` for anything else (a bug).
 
@@ -207,6 +208,10 @@ def describe(
         general one.
     region
         Where the call went.
+    expected_only
+        ``False``: describe any AWS error answer (``ClientError``) too, as kind ``error``
+        with its own message as the fix (a command that only reports it, such as
+        ``safe-queue redrive``); other exceptions still give ``None``.
 
     Returns
     -------
@@ -223,7 +228,7 @@ def describe(
         status = metadata.get("HTTPStatusCode")
         raw_code = str(details.get("Code") or "")
         kind = _kind_of(raw_code, status)
-        if kind is None:
+        if kind is None and expected_only:
             return None
         code = f"HTTP {raw_code}" if raw_code.isdigit() else raw_code or f"HTTP {status}"
         message = _one_line(str(details.get("Message") or ""))
@@ -239,11 +244,14 @@ def describe(
         return None
     if notes:
         message = "; ".join([message, *notes]) if message else "; ".join(notes)
-    fix = (fixes or {}).get(kind) or _fix(kind, operation, resource)
+    if kind is None:
+        fix = "AWS's message says what it refused; check the arguments"
+    else:
+        fix = (fixes or {}).get(kind) or _fix(kind, operation, resource)
     return Unreadable(
         operation=operation,
         resource=resource,
-        kind=kind,
+        kind=kind or "error",
         code=code,
         message=message,
         fix=fix,
