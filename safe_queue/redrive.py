@@ -344,10 +344,10 @@ class _Progress:
 _FIXES: Final = {
     "not-found": "check the queue's name or URL, the account and the region (--region)",
     "denied": (
-        "grant the action to these credentials (redrive needs sqs:GetQueueUrl,"
-        " sqs:GetQueueAttributes, sqs:ListDeadLetterSourceQueues, sqs:ListMessageMoveTasks,"
-        " sqs:StartMessageMoveTask, and sqs:ReceiveMessage, sqs:DeleteMessage,"
-        " sqs:GetQueueAttributes on the dead-letter queue, sqs:SendMessage on the sources)"
+        "grant it to these credentials (redrive needs sqs:GetQueueUrl, sqs:GetQueueAttributes,"
+        " sqs:ListDeadLetterSourceQueues, sqs:ListMessageMoveTasks, sqs:StartMessageMoveTask;"
+        " the move itself sqs:ReceiveMessage and sqs:DeleteMessage on the dead-letter queue,"
+        " sqs:SendMessage on the source queues)"
     ),
 }
 

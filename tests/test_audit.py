@@ -236,6 +236,23 @@ def test_access_denied_makes_that_mapping_unchecked_naming_the_action(audited: A
     ]
 
 
+def test_a_deleted_dead_letter_queue_is_named_with_its_own_fix(audited: Audited) -> None:
+    # GIVEN the shared dead-letter queue answers NonExistentQueue (deleted under the sources)
+    session = boto3.Session(region_name=REGION)
+    deny(session, "sqs.GetQueueAttributes", when="render-dlq", code="QueueDoesNotExist")
+    report = audit(session, [REGION])
+    (failure,) = [u for u in report.unreadable if u.resource.endswith(":render-dlq")]
+    # THEN it is named once, for every mapping whose queue sends to it, with the fix of a
+    # dead-letter queue (not "delete the mapping")
+    assert failure.kind == "not-found"
+    assert failure.fix.startswith("a RedrivePolicy names this dead-letter queue: create it")
+    assert audited.mappings["seed"] in failure.mappings
+    assert len(failure.mappings) == len(audited.mappings) - 1  # all but the deleted queue's
+    # AND the seed's visibility error is still found (it needs no dead-letter queue)
+    seed = [f.rule_id for f in report.findings if f.resource == audited.mappings["seed"]]
+    assert "safe-queue:visibility-below-function-timeout" in seed
+
+
 def test_a_denied_function_read_leaves_the_queue_rules_checked(audited: Audited) -> None:
     session = boto3.Session(region_name=REGION)
     deny(session, "lambda.GetFunctionConfiguration", code="AccessDeniedException")
@@ -308,7 +325,16 @@ def test_cli_json_output_and_exit_codes(
     (unreadable,) = document["summary"]["unreadable"]
     assert unreadable["operation"] == "sqs:GetQueueAttributes"
     assert unreadable["mappings"] == [audited.mappings["deleted"]]
-    assert run_cli(capsys, "--region", REGION, "--fail-on", "never", "--allow-incomplete")[0] == 0
+    code, _, err = run_cli(capsys, "--region", REGION, "--fail-on", "never", "--allow-incomplete")
+    assert code == 0
+    # AND what was not read is still named, the summary as a warning
+    failed, summary = err.splitlines()
+    assert failed.startswith("safe-queue audit: could not read: sqs:GetQueueAttributes on")
+    assert summary == (
+        f"safe-queue audit: warning: incomplete audit: 1 of {len(audited.mappings)} mappings"
+        " could not be read (failed reads: 1 not found); their findings are unknown; accepted"
+        " by --allow-incomplete, so the exit code is --fail-on's for what was read"
+    )
 
 
 @pytest.mark.parametrize("fail_on", ["error", "never"])
@@ -323,8 +349,9 @@ def test_cli_an_incomplete_audit_exits_2_whatever_fail_on_says(
     assert failed == (
         f"safe-queue audit: could not read: sqs:GetQueueAttributes on {audited.queues['deleted']}"
         " failed: AWS.SimpleQueueService.NonExistentQueue: The specified queue does not exist."
-        " Fix: if it was deleted for good, delete the event source mapping that still names it"
-        " (aws lambda delete-event-source-mapping --uuid UUID), else audit again once it exists."
+        " Fix: if it was deleted for good, delete the event source mappings that still name it"
+        " (aws lambda delete-event-source-mapping --uuid <mapping UUID>), else audit again once"
+        " it exists."
         f" Unchecked: 1 mapping ({audited.mappings['deleted']})."
     )
     # AND a one-line summary naming how many could not be read and why
@@ -339,6 +366,21 @@ def test_cli_an_incomplete_audit_exits_2_whatever_fail_on_says(
         f"in {len(audited.mappings)} mappings in 1 region; incomplete: 1 of"
         f" {len(audited.mappings)} mappings could not be read"
     )
+
+
+def test_a_qualified_mapping_names_its_function_with_the_alias(audited: Audited) -> None:
+    (finding,) = [
+        f
+        for f in audited.report.findings
+        if f.resource == audited.mappings["reserved"]  # any mapping with a finding
+    ]
+    assert finding.extra["function_name"] == "limited"
+    from safe_queue.live.account import AuditedMapping
+
+    qualified = AuditedMapping(
+        "u", REGION, audited.queues["qualified"], audited.functions["versioned"] + ":live"
+    )
+    assert (qualified.queue_name, qualified.function_name) == ("qualified", "versioned:live")
 
 
 def test_cli_text_names_the_queue_and_the_function(

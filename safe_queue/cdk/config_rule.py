@@ -17,9 +17,9 @@ the function as an immutable role, so that ``aws_config.CustomRule`` cannot atta
 configuration item and the Config bucket) as it otherwise does.
 
 The function's code is the package's CDK-free modules (``safe_queue/__init__.py``,
-``report.py``, ``retries.py``, ``engine/``, ``live/``), copied from the installed package into a staging
-directory at synth time: no Docker, no aws-cdk-lib in the asset; boto3 is the Lambda
-runtime's own.
+``report.py``, ``retries.py``, ``engine/``, ``live/``), copied from the installed package
+into a staging directory at synth time: no Docker, no aws-cdk-lib in the asset; boto3 is
+the Lambda runtime's own.
 """
 
 from __future__ import annotations

@@ -211,7 +211,8 @@ def _unknown(what: str, verb: str, failure: Unreadable) -> Unknown:
 
 def _failure(error: Exception, operation: str, resource: str, region: str) -> Unreadable:
     """Describe an expected AWS error; re-raise anything else (a bug) and refused credentials."""
-    failure = describe(error, operation, resource, fixes=_FIXES, region=region)
+    fixes = {"denied": _DENIED_FIX, "not-found": _MAPPING_GONE_FIX}
+    failure = describe(error, operation, resource, fixes=fixes, region=region)
     if failure is None:
         raise error
     if failure.kind == "refused":
@@ -222,16 +223,18 @@ def _failure(error: Exception, operation: str, resource: str, region: str) -> Un
     return failure
 
 
-_FIXES: Final = {
-    "denied": (
-        "grant it to the audit's credentials (the IAM policy in docs/audit.md; a queue of"
-        " another account must also allow it in its queue policy)"
-    ),
-    "not-found": (
-        "if it was deleted for good, delete the event source mapping that still names it"
-        " (aws lambda delete-event-source-mapping --uuid UUID), else audit again once it exists"
-    ),
-}
+_DENIED_FIX: Final = (
+    "grant it to the audit's credentials (the IAM policy in docs/audit.md; a queue of another"
+    " account must also allow it in its queue policy)"
+)
+_MAPPING_GONE_FIX: Final = (
+    "if it was deleted for good, delete the event source mappings that still name it (aws"
+    " lambda delete-event-source-mapping --uuid <mapping UUID>), else audit again once it exists"
+)
+_DEAD_LETTER_GONE_FIX: Final = (
+    "a RedrivePolicy names this dead-letter queue: create it, or point the source queue's"
+    " deadLetterTargetArn at one that exists"
+)
 
 
 class _Reader:
@@ -354,6 +357,8 @@ def _mapping_facts(
     def dead_letter(arn: str) -> QueueFacts | Unknown:
         attributes = reader.queue(arn, region)
         if isinstance(attributes, Unreadable):
+            if attributes.kind == "not-found":
+                attributes = replace(attributes, fix=_DEAD_LETTER_GONE_FIX)
             failed.append(attributes)
             return _unknown(f"the dead-letter queue {arn}'s attributes", "are", attributes)
         return QueueFacts(name=arn, retention_period=_int(attributes.get("MessageRetentionPeriod")))

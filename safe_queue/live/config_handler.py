@@ -232,8 +232,12 @@ def evaluate_and_report(event: Mapping[str, Any], session: boto3.Session) -> dic
             raise RuntimeError(f"no queue evaluated: {sentence}")
     failures = unreadable(audited, listings)
     for failure in failures:
+        count = len(failure.mappings)
         logger.warning(
-            "safe-queue: not evaluated (%d mappings): %s", len(failure.mappings), failure.sentence()
+            "safe-queue: not evaluated (%d mapping%s): %s",
+            count,
+            "" if count == 1 else "s",
+            failure.sentence(),
         )
     results = evaluations(
         audited,
