@@ -60,6 +60,7 @@ from safe_queue.engine import (
     limits,
     rule,
 )
+from safe_queue.live.actions import IAM_ACTIONS, QUEUE_ATTRIBUTES
 from safe_queue.live.aws_errors import describe
 from safe_queue.report import Report, ReportedFinding, Unreadable
 from safe_queue.retries import Caller, client_config
@@ -76,22 +77,6 @@ __all__ = [
     "unqualified_function_arn",
     "unreadable",
 ]
-
-IAM_ACTIONS: Final = (
-    "lambda:GetFunctionConcurrency",
-    "lambda:GetFunctionConfiguration",
-    "lambda:ListEventSourceMappings",
-    "sqs:GetQueueAttributes",
-)
-"""Every API action the audit calls; the policy in the README and the Config rule's role."""
-
-QUEUE_ATTRIBUTES: Final = (
-    "VisibilityTimeout",
-    "MessageRetentionPeriod",
-    "RedrivePolicy",
-    "FifoQueue",
-)
-"""The queue attributes read, for a source queue and its dead-letter queue alike."""
 
 MAX_WORKERS: Final = 8
 """Concurrent lookups: enough to hide latency, few enough not to be throttled."""
