@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from typing import Any, Final, NoReturn, TextIO
 from urllib.parse import urlparse
 
+from safe_queue.arn import Arn, queue_arn
+
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main", "main_entry"]
 
 EXIT_OK: Final = 0
@@ -149,14 +151,15 @@ class _Queue:
 
     @property
     def name(self) -> str:
-        return self.arn.rsplit(":", 1)[-1]
+        parsed = Arn.parse(self.arn)
+        return self.arn if parsed is None else parsed.name
 
 
 def _region_of(queue: str) -> str | None:
     """Return the region named by a queue ARN or URL, if any."""
     if queue.startswith("arn:"):
-        parts = queue.split(":")
-        return parts[3] if len(parts) == 6 and parts[3] else None
+        parsed = Arn.parse(queue)
+        return parsed.region if parsed is not None and parsed.region else None
     if "://" in queue:
         host = urlparse(queue).hostname or ""
         labels = host.split(".")
@@ -180,15 +183,16 @@ class _Redrive:
         if "://" in queue:
             return queue
         if queue.startswith("arn:"):
-            parts = queue.split(":")
-            if len(parts) != 6 or parts[2] != "sqs" or not parts[5]:
+            try:
+                arn = queue_arn(queue)
+            except ValueError:
                 raise _StopError(
                     EXIT_USAGE,
                     f"QUEUE: got {queue!r}; expected an SQS queue ARN "
                     "(arn:aws:sqs:REGION:ACCOUNT:NAME), a queue URL or a queue name",
-                )
+                ) from None
             response = self.client.get_queue_url(
-                QueueName=parts[5], QueueOwnerAWSAccountId=parts[4]
+                QueueName=arn.resource, QueueOwnerAWSAccountId=arn.account
             )
         else:
             response = self.client.get_queue_url(QueueName=queue)

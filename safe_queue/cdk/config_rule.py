@@ -44,6 +44,7 @@ __all__ = ["BUNDLED", "SafeQueueConfigRule", "copy_handler_code", "handler_code"
 BUNDLED: Final = (
     "__init__.py",
     "_version.py",
+    "arn.py",
     "py.typed",
     "errors.py",
     "keys.py",

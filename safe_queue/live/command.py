@@ -1,7 +1,7 @@
 """``safe-queue audit``: the live audit on the command line.
 
 ``safe-queue audit [--region R ...] [--all-regions] [--profile P]
-[--format text|json|sarif] [--fail-on error|warning|never] [--allow-incomplete]
+[--format text|json|sarif] [--fail-on error|warning|info|never] [--allow-incomplete]
 [--progress] [--debug]``
 
 Exit codes: 0 nothing at or above ``--fail-on``; 1 a finding at or above it; 2 a usage
@@ -37,6 +37,8 @@ import sys
 import traceback
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Final, TextIO
+
+from safe_queue.formats import FAIL_ON, FORMATS
 
 if TYPE_CHECKING:  # imported in run(): `safe-queue check` must not pay for boto3
     import boto3
@@ -91,10 +93,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="every Lambda region of the session's partition (from botocore's data)",
     )
     parser.add_argument("--profile", metavar="P", help="AWS profile (default: AWS_PROFILE)")
-    parser.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument(
         "--fail-on",
-        choices=("error", "warning", "never"),
+        choices=FAIL_ON,
         default="error",
         help="exit 1 if a finding is at or above this level (default: error)",
     )
