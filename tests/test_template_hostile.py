@@ -51,6 +51,10 @@ def hostile_files(directory: Path) -> dict[str, tuple[Path, str]]:
             '{"Resources": ' + "[" * 50_000 + "]" * 50_000 + "}",
             f"nested more than {MAX_DEPTH} levels deep",
         ),
+        "deep-terraform-sniffed.json": (  # `check` first asks whether it is a Terraform plan
+            '{"format_version": "1.2", "Resources": ' + "[" * 50_000 + "]" * 50_000 + "}",
+            f"nested more than {MAX_DEPTH} levels deep",
+        ),
         "deep.yaml": (
             "Resources:\n  Q:\n    Type: AWS::SQS::Queue\n    P: " + "[" * 999 + "]" * 999,
             f"nested more than {MAX_DEPTH} levels deep",
@@ -117,6 +121,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, s
     [
         "alias-bomb.yaml",
         "deep.json",
+        "deep-terraform-sniffed.json",
         "deep.yaml",
         "deep-block.yaml",
         "recursive.yaml",

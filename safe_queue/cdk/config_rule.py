@@ -5,7 +5,9 @@ audit as ``safe-queue audit``, in the function's region) and an AWS Config custo
 that invokes it periodically (every 24 hours by default) and whenever an
 ``AWS::SQS::Queue`` or an ``AWS::Lambda::Function`` changes. Each source queue feeding a
 Lambda function gets an evaluation: ``COMPLIANT``, ``NON_COMPLIANT`` (an error or a
-warning; the annotation names the rule ids) or ``NOT_APPLICABLE`` (could not be checked).
+warning, the annotation naming the rule ids; or a mapping that could not be evaluated,
+the annotation naming the failed read) or ``NOT_APPLICABLE`` (the queue was deleted); see
+:mod:`safe_queue.live.config_handler`.
 
 The function's role has exactly the audit's read actions
 (:data:`safe_queue.live.actions.IAM_ACTIONS`), ``config:PutEvaluations``, and
@@ -15,9 +17,9 @@ the function as an immutable role, so that ``aws_config.CustomRule`` cannot atta
 configuration item and the Config bucket) as it otherwise does.
 
 The function's code is the package's CDK-free modules (``safe_queue/__init__.py``,
-``report.py``, ``engine/``, ``live/``...), copied from the installed package into the
-asset's output by CDK's local bundling at synth time: no Docker, no staging directory, no
-aws-cdk-lib in the asset; boto3 is the Lambda runtime's own.
+``report.py``, ``retries.py``, ``engine/``, ``live/``...), copied from the installed
+package into the asset's output by CDK's local bundling at synth time: no Docker, no
+staging directory, no aws-cdk-lib in the asset; boto3 is the Lambda runtime's own.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ __all__ = ["BUNDLED", "SafeQueueConfigRule", "copy_handler_code", "handler_code"
 BUNDLED: Final = (
     "__init__.py",
     "_version.py",
+    "arn.py",
     "py.typed",
     "errors.py",
     "keys.py",
