@@ -5,6 +5,7 @@ The last test runs in real time against a moto server on 127.0.0.1, with delays 
 
 from __future__ import annotations
 
+import doctest
 import json
 import logging
 import math
@@ -38,6 +39,7 @@ from safe_queue.runtime import (
 from safe_queue.runtime import backoff as backoff_module
 
 from . import moto_world
+from .conftest import ROOT
 from .sqs_events import QUEUE_ARN, sqs_record
 
 moto_endpoint = moto_world.moto_endpoint
@@ -619,3 +621,24 @@ def test_on_moto_failed_messages_return_after_the_backoff_not_the_visibility_tim
         f"message {back[0]['messageId']} on {arn.rsplit(':', 1)[1]} not delayed: ReceiptHandleIsInvalid"
         in caplog.text
     )
+
+
+# 10. The docs show what runs ------------------------------------------------------------------
+
+
+def test_the_runtime_page_examples_run():
+    # GIVEN docs/runtime.md  WHEN its >>> examples run  THEN they give what the page says
+    result = doctest.testfile(str(ROOT / "docs" / "runtime.md"), module_relative=False)
+    assert result.attempted >= 4
+    assert result.failed == 0
+
+
+def test_the_readme_shows_the_example_handler_as_it_is():
+    # GIVEN the handler shown in the README's "In the handler" section
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("\n## In the handler", 1)[1].split("\n## ", 1)[0]
+    shown = section.split("```python\n", 1)[1].split("```", 1)[0]
+    # THEN each of its lines is a line of the example's handler, in the same order
+    source = iter((ROOT / "example" / "handler" / "render_invoices.py").read_text().splitlines())
+    missing = [line for line in shown.splitlines() if line.strip() and line not in source]
+    assert missing == []

@@ -245,3 +245,32 @@ def test_a_missing_context_or_handler_is_refused():
         stop_before_deadline(lambda record: None, context=None, margin=35)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="record_handler: got a str; expected the function"):
         stop_before_deadline("handler", context=RunningDownContext(), margin=35)
+
+
+def test_inside_the_guard_the_diagnosis_sees_only_the_records_that_run(
+    caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+):
+    # GIVEN redelivered records, a RedeliveryDiagnosis wrapped inside the deadline guard
+    from safe_queue.runtime import RedeliveryDiagnosis
+
+    context = RunningDownContext(timeout=180)
+    event = batch(4)
+    for made in event["Records"]:
+        made["attributes"]["ApproximateReceiveCount"] = "2"
+    diagnosis = RedeliveryDiagnosis(visibility_timeout=60, logger=logging.getLogger("diagnosis"))
+    work = Work(context, seconds=60)
+    # WHEN two records of 60 s fit before the 70 s margin of the 180 s function
+    with caplog.at_level(logging.WARNING, logger="diagnosis"):
+        response = process_partial_response(
+            event=event,
+            record_handler=stop_before_deadline(diagnosis(work), context=context, margin=70),
+            processor=BatchProcessor(event_type=EventType.SQS),
+            context=context,
+        )
+    # THEN only those two were diagnosed; the two not started will be when they run
+    diagnosed = [r.getMessage() for r in caplog.records if r.name == "diagnosis"]
+    assert len(diagnosed) == 2
+    assert '"message_id": "m-1"' in diagnosed[0]
+    assert '"message_id": "m-2"' in diagnosed[1]
+    assert failed_ids(response) == ["m-3", "m-4"]
+    assert len(capsys.readouterr().out.splitlines()) == 2  # one EMF metric line each
