@@ -190,7 +190,7 @@ class FailureBackoff:
             )
         self.jitter = jitter
         self._client = sqs_client
-        self._rng = rng or random.Random()
+        self._rng = rng if rng is not None else random.Random()
 
     def __repr__(self) -> str:
         return f"FailureBackoff(base={self.base:g}, cap={self.cap:g}, jitter={self.jitter})"
