@@ -95,7 +95,8 @@ def consumers() -> dict[str, Consumer]:
         "outage-default-receives": (*alone("OutageDefault", 10), 10),
         # the issue's deadline case: a 180 s function, batches of 10
         "deadline": (*alone("Deadline", 180), 10),
-        "ledger": (example, example.ledger_consumer, 10),
+        # a FIFO consumer like the example's ledger: 30 s function, visibility 180 s
+        "ledger": (*alone("Ledger", 30, fifo=True, content_based_deduplication=True), 10),
         "invoices": (example, example.consumer, 5),
     }
     templates = {
@@ -185,7 +186,9 @@ class OutageRun:
         return Counter(message_id for message_id, _ in self.processed)
 
 
-def run_outage(world: World, consumer: Consumer, backoff: FailureBackoff | None) -> OutageRun:
+def run_outage(
+    world: World, consumer: Consumer, backoff: FailureBackoff | None, seconds: float
+) -> OutageRun:
     """Send 10 messages as a 10-minute outage of the downstream starts; work the queue."""
     queue_url, dead_letter_url = world.queues(consumer)
     started = world.clock.now
@@ -215,8 +218,7 @@ def run_outage(world: World, consumer: Consumer, backoff: FailureBackoff | None)
         record_seconds=lambda _record: 0.5,  # a failing call to the service takes 0.5 s
         poll_interval=POLL_INTERVAL,
     )
-    # long enough for the shortest draws (15 + 30 + ... + 450 s) and the polls between
-    poller.run(1300 if backoff else 900)
+    poller.run(seconds)
     return OutageRun(
         poller=poller,
         sent=sent,
@@ -233,7 +235,7 @@ def test_without_a_backoff_an_outage_dead_letters_healthy_messages(
     consumer = consumers["outage"]
     assert queue_attributes(world.queues(consumer)[0])["VisibilityTimeout"] == "60"
     # WHEN the downstream is down for 10 minutes
-    run = run_outage(world, consumer, backoff=None)
+    run = run_outage(world, consumer, backoff=None, seconds=900)
     # THEN the messages used their receives during the outage and were dead-lettered
     assert len(run.dead_lettered) > 0
     assert max(run.poller.receive_counts().values()) == consumer.max_receive_count
@@ -250,8 +252,8 @@ def test_with_a_backoff_none_is_dead_lettered_and_each_is_processed_once_after_t
     consumer = consumers["outage"]
     backoff = FailureBackoff(base=30, cap=900, rng=LowestDraw())
     assert backoff.outage_ridden_out(consumer.max_receive_count) >= OUTAGE  # 915 s
-    # WHEN the downstream is down for 10 minutes
-    run = run_outage(world, consumer, backoff)
+    # WHEN the downstream is down for 10 minutes (the run: 15 + 30 + ... + 450 s and more)
+    run = run_outage(world, consumer, backoff, seconds=1300)
     # THEN no message was dead-lettered
     assert run.dead_lettered == []
     # AND each was processed exactly once, after the outage, and the queue is empty
@@ -272,7 +274,7 @@ def test_the_default_five_receives_do_not_ride_out_ten_minutes_even_with_the_bac
     backoff = FailureBackoff(base=30, cap=900, rng=LowestDraw())
     assert backoff.outage_ridden_out(5) < OUTAGE  # 15 + 30 + 60 + 120 = 225 s
     # WHEN the same outage happens  THEN messages are dead-lettered, as the sum predicts
-    run = run_outage(world, consumer, backoff)
+    run = run_outage(world, consumer, backoff, seconds=900)
     assert len(run.dead_lettered) > 0
     assert Counter(run.dead_lettered) + run.processed_count() == Counter(list(run.sent))
 
