@@ -1,7 +1,7 @@
 """The handler helpers on moto's SQS, in virtual time: an outage, a batch past the deadline.
 
-Consumers synthesized with ``SafeQueueConsumer`` (derived visibility timeouts) and the
-example app are created through moto's CloudFormation and worked by `SimulatedSqsPoller`.
+Consumers synthesized with ``SafeQueueConsumer`` (derived visibility timeouts; one small
+stack each) are created through moto's CloudFormation and worked by `SimulatedSqsPoller`.
 Every number below comes from the run; the tests assert the contrast between the runs
 with and without a helper, and the arithmetic that predicts it
 (`FailureBackoff.outage_ridden_out`).
@@ -20,7 +20,8 @@ with and without a helper, and the arithmetic that predicts it
    without being started, and every record is processed exactly once.
 3. FIFO: a failed record holds its message group for the backoff, the group's later
    records with it, then the group resumes in order, long before the visibility timeout.
-4. The example's invoice handler, both helpers together, with its idempotency table.
+4. The example's invoice handler, both helpers together, on a consumer configured as the
+   example's (with its idempotency table).
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ from aws_lambda_powertools.utilities.batch import (
 )
 
 from example.handler import render_invoices
-from example.stack import InvoiceRenderingStack
 from safe_queue import SafeQueueConsumer
 from safe_queue.runtime import FailureBackoff, stop_before_deadline
 from safe_queue.runtime import backoff as backoff_module
@@ -72,55 +72,62 @@ class Consumer:
     template: dict[str, Any]
     queue_id: str
     dead_letter_id: str
+    table_id: str | None
     function_timeout: float
     max_receive_count: int
     batch_size: int
+    batching_window: float
 
 
 @pytest.fixture(scope="module")
 def consumers() -> dict[str, Consumer]:
     app = make_app()
+    settings: dict[str, tuple[cdk.Stack, SafeQueueConsumer, int, float]] = {}
 
-    def alone(name: str, timeout: int, **props: Any) -> tuple[cdk.Stack, SafeQueueConsumer]:
+    def alone(
+        name: str, key: str, timeout: int, batch_size: int, window: int = 0, **props: Any
+    ) -> None:
         """A stack of one consumer (moto then creates only what the test uses)."""
         stack = cdk.Stack(app, f"Proof{name}")
         function = make_function(stack, "Fn", cdk.Duration.seconds(timeout))
-        return stack, SafeQueueConsumer(stack, name, function=function, batch_size=10, **props)
+        if window:
+            props["max_batching_window"] = cdk.Duration.seconds(window)
+        consumer = SafeQueueConsumer(stack, name, function=function, batch_size=batch_size, **props)
+        settings[key] = (stack, consumer, batch_size, float(window))
 
-    example = InvoiceRenderingStack(app, "InvoiceRendering")
-    made: dict[str, tuple[cdk.Stack, SafeQueueConsumer, int]] = {
-        # a 10 s function: visibility 60 s; 7 receives (enough for the backoff to ride
-        # out the outage), and the construct's default of 5
-        "outage": (*alone("Outage", 10, max_receive_count=7), 10),
-        "outage-default-receives": (*alone("OutageDefault", 10), 10),
-        # the issue's deadline case: a 180 s function, batches of 10
-        "deadline": (*alone("Deadline", 180), 10),
-        # a FIFO consumer like the example's ledger: 30 s function, visibility 180 s
-        "ledger": (*alone("Ledger", 30, fifo=True, content_based_deduplication=True), 10),
-        "invoices": (example, example.consumer, 5),
-    }
-    templates = {
-        stack.stack_name: without_mappings(Template.from_stack(stack).to_json())
-        for stack, _, _ in made.values()
-    }
+    # a 10 s function: visibility 60 s; 7 receives (enough for the backoff to ride out
+    # the outage), and the construct's default of 5
+    alone("Outage", "outage", 10, 10, max_receive_count=7)
+    alone("OutageDefault", "outage-default-receives", 10, 10)
+    # the issue's deadline case: a 180 s function, batches of 10
+    alone("Deadline", "deadline", 180, 10)
+    # a FIFO consumer like the example's ledger: 30 s function, visibility 180 s
+    alone("Ledger", "ledger", 30, 10, fifo=True, content_based_deduplication=True)
+    # the example's invoice consumer, configured as in example/stack.py
+    alone("Invoices", "invoices", 180, 5, window=2, idempotency=True)
 
-    def logical_id(stack: cdk.Stack, queue: Any) -> str:
-        return stack.get_logical_id(queue.node.default_child)
+    def logical_id(stack: cdk.Stack, construct: Any) -> str:
+        return stack.get_logical_id(construct.node.default_child)
 
-    return {
-        name: Consumer(
+    made = {}
+    for key, (stack, consumer, batch_size, window) in settings.items():
+        template = without_mappings(Template.from_stack(stack).to_json())
+        queue_id = logical_id(stack, consumer.queue)
+        table = consumer.idempotency_table
+        made[key] = Consumer(
             stack_name=stack.stack_name,
-            template=templates[stack.stack_name],
-            queue_id=logical_id(stack, consumer.queue),
+            template=template,
+            queue_id=queue_id,
             dead_letter_id=logical_id(stack, consumer.dead_letter_queue),
+            table_id=logical_id(stack, table) if table is not None else None,
             function_timeout=consumer.function_timeout.to_seconds(),
-            max_receive_count=templates[stack.stack_name]["Resources"][
-                logical_id(stack, consumer.queue)
-            ]["Properties"]["RedrivePolicy"]["maxReceiveCount"],
+            max_receive_count=template["Resources"][queue_id]["Properties"]["RedrivePolicy"][
+                "maxReceiveCount"
+            ],
             batch_size=batch_size,
+            batching_window=window,
         )
-        for name, (stack, consumer, batch_size) in made.items()
-    }
+    return made
 
 
 @dataclass
@@ -217,6 +224,7 @@ def run_outage(
         function_timeout=consumer.function_timeout,
         record_seconds=lambda _record: 0.5,  # a failing call to the service takes 0.5 s
         poll_interval=POLL_INTERVAL,
+        pollers=1,  # the messages fit in one batch: a second poller would only poll
     )
     poller.run(seconds)
     return OutageRun(
@@ -328,6 +336,7 @@ def run_deadline(world: World, consumer: Consumer, margin: float | None) -> Dead
         function_timeout=consumer.function_timeout,
         timed_handler=True,
         poll_interval=POLL_INTERVAL,
+        pollers=1,  # the messages fit in one batch: a second poller would only poll
     )
     poller.run(1300)  # the visibility timeout (1080 s) and one more invocation
     return DeadlineRun(
@@ -474,13 +483,15 @@ def test_the_example_handler_stops_before_the_deadline_and_backs_off_what_it_did
     monkeypatch: pytest.MonkeyPatch,
     fresh_idempotency: None,
 ):
-    # GIVEN the example app's invoice queue and idempotency table, its real handler, and
-    # invoices that take 50 s each: a batch of 5 needs 250 s of the 180 s function
+    # GIVEN a consumer configured as the example's invoice consumer (180 s function, batch
+    # 5, 2 s window, idempotency table), the example's real handler, and invoices that
+    # take 50 s each: a batch of 5 needs 250 s of the 180 s function
     consumer = consumers["invoices"]
     queue_url, dead_letter_url = world.queues(consumer)
-    tables = world.physical[consumer.stack_name]
-    (table,) = [v for k, v in tables.items() if k.startswith("RenderInvoicesIdempotencyTable")]
-    monkeypatch.setenv("IDEMPOTENCY_TABLE_NAME", table)
+    assert consumer.table_id is not None
+    monkeypatch.setenv(
+        "IDEMPOTENCY_TABLE_NAME", world.physical[consumer.stack_name][consumer.table_id]
+    )
     current: list[VirtualLambdaContext] = []
     rendered: Counter[str] = Counter()
 
@@ -504,9 +515,10 @@ def test_the_example_handler_stops_before_the_deadline_and_backs_off_what_it_did
         batch_size=consumer.batch_size,
         report_batch_item_failures=True,
         function_timeout=consumer.function_timeout,
-        batching_window=2,
+        batching_window=consumer.batching_window,
         timed_handler=True,
         poll_interval=POLL_INTERVAL,
+        pollers=1,  # the messages fit in one batch: a second poller would only poll
     )
     visibility = float(queue_attributes(queue_url)["VisibilityTimeout"])  # 1082 s
     # WHEN Lambda's pollers work the queue for less than one visibility timeout
