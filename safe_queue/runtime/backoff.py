@@ -31,6 +31,7 @@ from typing import Any, Final, TypeVar
 
 from safe_queue.engine.budget import backoff_delay
 from safe_queue.engine.limits import VISIBILITY_TIMEOUT_MAX
+from safe_queue.keys import BACKOFF_BASE_ENV, BACKOFF_CAP_ENV, BACKOFF_JITTER_ENV
 from safe_queue.runtime._records import QueueArn, raw_record
 
 __all__ = [
@@ -39,13 +40,6 @@ __all__ = [
     "BACKOFF_JITTER_ENV",
     "FailureBackoff",
 ]
-
-BACKOFF_BASE_ENV: Final = "SAFE_QUEUE_BACKOFF_BASE"
-"""Environment variable holding the backoff's ``base`` in seconds (read by ``from_env``)."""
-BACKOFF_CAP_ENV: Final = "SAFE_QUEUE_BACKOFF_CAP"
-"""Environment variable holding the backoff's ``cap`` in seconds (read by ``from_env``)."""
-BACKOFF_JITTER_ENV: Final = "SAFE_QUEUE_BACKOFF_JITTER"
-"""Optional environment variable: ``true`` (default when unset) or ``false``."""
 
 _BATCH_MAX: Final = 10  # SQS API Reference, ChangeMessageVisibilityBatch: up to 10 entries.
 _TRUE: Final = frozenset({"true", "1", "yes", "on"})
