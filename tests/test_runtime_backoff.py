@@ -533,7 +533,10 @@ def test_the_default_client_uses_the_backoff_retry_settings(monkeypatch: pytest.
     chosen = settings("backoff")
     assert client.meta.region_name == "eu-west-2"
     assert client.meta.config.user_agent_extra == "safe-queue-backoff"
-    assert client.meta.config.retries["mode"] == chosen.mode
+    assert client.meta.config.retries == {
+        "mode": chosen.mode,
+        "total_max_attempts": chosen.max_attempts,
+    }
     assert (client.meta.config.connect_timeout, client.meta.config.read_timeout) == (
         chosen.connect_timeout,
         chosen.read_timeout,

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
+from safe_queue.arn import queue_url
 from safe_queue.engine.budget import backoff_delay
 from safe_queue.engine.limits import VISIBILITY_TIMEOUT_MAX
 from safe_queue.keys import BACKOFF_BASE_ENV, BACKOFF_CAP_ENV, BACKOFF_JITTER_ENV
@@ -110,8 +111,8 @@ class FailureBackoff:
         jitter"), so that records which failed together do not all come back at once.
     sqs_client
         A boto3 SQS client. Default: one per region of the records, made once per process
-        with ``safe_queue.retries.client_config("backoff")`` (standard retries, 2 s connect
-        and 5 s read timeouts).
+        with ``safe_queue.retries.client_config("backoff")`` (standard retries, 3 attempts,
+        2 s connect and 5 s read timeouts).
     rng
         The random source of the jitter; for tests.
 
@@ -133,7 +134,7 @@ class FailureBackoff:
     (at most 12 hours), so a ``cap`` near 43,200 s can be refused for a record late in a
     long invocation; choose a cap well below it. The function needs
     ``sqs:ChangeMessageVisibility`` (``SafeQueueConsumer``'s grant includes it); the queue
-    URL is derived from ``eventSourceARN`` without an API call.
+    URL is derived from ``eventSourceARN`` without an API call (``safe_queue.arn.queue_url``).
 
     **FIFO queues.** A failed record holds its message group while it is invisible: SQS
     gives out no later message of the group before it, which is what ordering needs.
@@ -417,8 +418,9 @@ class FailureBackoff:
         ]
         try:
             client = self._client or _default_client(queue.region)
-            url = f"{str(client.meta.endpoint_url).rstrip('/')}/{queue.account}/{queue.name}"
-            response = client.change_message_visibility_batch(QueueUrl=url, Entries=entries)
+            response = client.change_message_visibility_batch(
+                QueueUrl=queue_url(str(queue)), Entries=entries
+            )
         except Exception as error:  # botocore has retried; the queue's own timeout applies
             _log.warning(
                 "safe_queue backoff: ChangeMessageVisibilityBatch on %s failed (%s); %d "
