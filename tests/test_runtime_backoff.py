@@ -51,6 +51,12 @@ URL = "https://sqs.eu-west-1.amazonaws.com/123456789012/invoice-render"
 OTHER_URL = "https://sqs.eu-west-1.amazonaws.com/123456789012/invoice-render-eu"
 
 
+@pytest.fixture(autouse=True)
+def own_default_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """boto3's default session caches the credentials it found: keep this module's to itself."""
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+
+
 def stubbed_client() -> tuple[Any, Stubber]:
     client = boto3.client(
         "sqs",
