@@ -330,8 +330,10 @@ def test_empty_binary_and_unknown_tag_exit_2(
     assert words in err
 
 
-def test_without_the_cli_extra_the_command_says_what_to_install():
+def test_without_pyyaml_json_is_checked_and_yaml_says_what_to_install(tmp_path: Path):
     # GIVEN an interpreter where PyYAML (part of the `cli` extra) cannot be imported
+    (tmp_path / "t.json").write_text(json.dumps({"Resources": {}}))
+    (tmp_path / "t.yaml").write_text("Resources: {}\n")
     program = (
         "import sys\n"
         "class Block:\n"
@@ -340,16 +342,27 @@ def test_without_the_cli_extra_the_command_says_what_to_install():
         "            raise ModuleNotFoundError('No module named ' + repr(name), name=name)\n"
         "sys.meta_path.insert(0, Block())\n"
         "from safe_queue.cli import main\n"
-        "sys.exit(main(['check', 'template.yaml']))\n"
+        "sys.exit(main(['check', *sys.argv[1:]]))\n"
     )
-    # WHEN safe-queue runs  THEN exit 2 with one line naming the extra, no traceback
-    result = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, check=False
-    )
+
+    def check(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", program, str(tmp_path / name)],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=ROOT,
+        )
+
+    # WHEN a JSON template is checked  THEN it needs no PyYAML
+    assert check("t.json").returncode == 0
+    # WHEN a YAML template is checked  THEN exit 2 with one line naming the file and the extra
+    result = check("t.yaml")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "safe-queue: yaml is not installed; the command needs the `cli` extra:"
-        " pip install 'safe-queue[cli]'"
+        f"safe-queue check: error: {tmp_path / 't.yaml'}: is YAML, and reading YAML needs"
+        " yaml, which is not installed. Fix: pip install 'safe-queue[cli]' (JSON templates"
+        " and cdk.out need nothing more)."
     ]
 
 

@@ -47,7 +47,7 @@ from aws_lambda_powertools.utilities.batch import (
 from example.handler import render_invoices
 from safe_queue import SafeQueueConsumer
 from safe_queue.runtime import FailureBackoff, stop_before_deadline
-from safe_queue.runtime import backoff as backoff_module
+from safe_queue.runtime import _sqs as sqs_module
 
 from .conftest import make_app, make_function
 from .emulator import (
@@ -145,7 +145,7 @@ class World:
 @pytest.fixture
 def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     # the backoff's default clients are made inside this test's moto, and dropped after it
-    monkeypatch.setattr(backoff_module, "_clients", {})
+    monkeypatch.setattr(sqs_module, "_clients", {})
     with emulated_aws(monkeypatch) as clock:
         yield World(clock)
 

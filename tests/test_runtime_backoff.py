@@ -36,7 +36,7 @@ from safe_queue.runtime import (
     BACKOFF_JITTER_ENV,
     FailureBackoff,
 )
-from safe_queue.runtime import backoff as backoff_module
+from safe_queue.runtime import _sqs as sqs_module
 
 from . import moto_world
 from .conftest import ROOT
@@ -530,12 +530,12 @@ def test_with_raise_on_entire_batch_failure_off_apply_sees_every_failure():
 
 
 def test_the_default_client_uses_the_backoff_retry_settings(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(backoff_module, "_clients", {})
+    monkeypatch.setattr(sqs_module, "_clients", {})
     for name, value in moto_world.CREDENTIALS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.delenv("AWS_ENDPOINT_URL_SQS", raising=False)
-    client = backoff_module._default_client("eu-west-2")
+    client = sqs_module.sqs_client("eu-west-2", "backoff")
     chosen = settings("backoff")
     assert client.meta.region_name == "eu-west-2"
     assert client.meta.config.user_agent_extra == "safe-queue-backoff"
@@ -547,9 +547,9 @@ def test_the_default_client_uses_the_backoff_retry_settings(monkeypatch: pytest.
         chosen.connect_timeout,
         chosen.read_timeout,
     )
-    assert backoff_module._default_client("eu-west-2") is client  # made once per process
+    assert sqs_module.sqs_client("eu-west-2", "backoff") is client  # made once per process
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
-    assert backoff_module._default_client("eu-west-2") is not client  # another endpoint
+    assert sqs_module.sqs_client("eu-west-2", "backoff") is not client  # another endpoint
 
 
 # 9. On a moto server, in real time ----------------------------------------------------------------
@@ -559,7 +559,7 @@ def test_the_default_client_uses_the_backoff_retry_settings(monkeypatch: pytest.
 def server_queue(
     aws_environment: str, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[Any, str, str]]:
-    monkeypatch.setattr(backoff_module, "_clients", {})
+    monkeypatch.setattr(sqs_module, "_clients", {})
     sqs = boto3.client("sqs", region_name=REGION)
     url = sqs.create_queue(
         QueueName=f"backoff-{time.monotonic_ns()}", Attributes={"VisibilityTimeout": "30"}

@@ -24,16 +24,16 @@ import logging
 import math
 import os
 import random
-import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from safe_queue.arn import queue_url
 from safe_queue.engine.budget import backoff_delay
-from safe_queue.engine.limits import VISIBILITY_TIMEOUT_MAX
 from safe_queue.keys import BACKOFF_BASE_ENV, BACKOFF_CAP_ENV, BACKOFF_JITTER_ENV
-from safe_queue.runtime._records import QueueArn, raw_record
+from safe_queue.runtime._records import QueueArn, records_of
+from safe_queue.runtime._settings import check_base_and_cap
+from safe_queue.runtime._sqs import change_visibility, chunks, sqs_client
 
 __all__ = [
     "BACKOFF_BASE_ENV",
@@ -42,49 +42,12 @@ __all__ = [
     "FailureBackoff",
 ]
 
-_BATCH_MAX: Final = 10  # SQS API Reference, ChangeMessageVisibilityBatch: up to 10 entries.
 _TRUE: Final = frozenset({"true", "1", "yes", "on"})
 _FALSE: Final = frozenset({"false", "0", "no", "off"})
 
 _log = logging.getLogger(__name__)
 
-_clients: dict[tuple[str, str | None], Any] = {}
-_clients_lock = threading.Lock()
-
 _H = TypeVar("_H", bound=Callable[..., Any])
-
-
-def _default_client(region: str) -> Any:
-    """Return the SQS client for ``region`` with the ``backoff`` retry settings, made once.
-
-    Cached per region and endpoint override (``AWS_ENDPOINT_URL_SQS`` /
-    ``AWS_ENDPOINT_URL``), so a client is reused across the invocations of a process.
-    """
-    endpoint = os.environ.get("AWS_ENDPOINT_URL_SQS") or os.environ.get("AWS_ENDPOINT_URL")
-    key = (region, endpoint)
-    with _clients_lock:
-        client = _clients.get(key)
-        if client is None:
-            import boto3
-
-            from safe_queue.retries import client_config
-
-            client = boto3.client("sqs", region_name=region, config=client_config("backoff"))
-            _clients[key] = client
-        return client
-
-
-def _seconds(setting: str, value: object, fix: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise ValueError(
-            f"{setting}: got {value!r}; allowed: a number of seconds greater than 0. Fix: {fix}"
-        )
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -177,7 +140,7 @@ class FailureBackoff:
         sqs_client: Any | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        self.base, self.cap = _check(base, cap)
+        self.base, self.cap = check_base_and_cap(base, cap)
         if not isinstance(jitter, bool):
             raise ValueError(
                 f"jitter: got {jitter!r}; allowed: True or False. Fix: pass jitter=True "
@@ -255,7 +218,9 @@ class FailureBackoff:
                 f"{BACKOFF_JITTER_ENV}: got {env[BACKOFF_JITTER_ENV]!r}; allowed: 'true' or "
                 f"'false' (unset means true). Fix: {fix}"
             )
-        base, cap = _check(numbers[0], numbers[1], names=(BACKOFF_BASE_ENV, BACKOFF_CAP_ENV))
+        base, cap = check_base_and_cap(
+            numbers[0], numbers[1], names=(BACKOFF_BASE_ENV, BACKOFF_CAP_ENV)
+        )
         return cls(
             base=base,
             cap=cap,
@@ -343,7 +308,7 @@ class FailureBackoff:
             else:
                 _log.warning("safe_queue backoff: ignored a malformed batchItemFailures entry")
         if failed_ids:
-            records = _records_of(event)  # in the batch's order: FIFO groups need it
+            records = records_of(event)  # in the batch's order: FIFO groups need it
             chosen = [r for r in records if str(r.get("messageId", "")) in failed_ids]
             for message_id in failed_ids.keys() - {str(r.get("messageId")) for r in chosen}:
                 _log.warning(
@@ -369,7 +334,7 @@ class FailureBackoff:
                 response = handler(event, *args, **kwargs)
             except Exception:
                 try:
-                    self._delay(_records_of(event))
+                    self._delay(records_of(event))
                 except Exception:  # never hide the handler's own error
                     _log.exception("safe_queue backoff: could not delay the failed batch")
                 raise
@@ -408,18 +373,16 @@ class FailureBackoff:
                 seconds = group_delays[key]
             by_queue.setdefault(record.queue, []).append((record, seconds))
         for queue, asks in by_queue.items():
-            for start in range(0, len(asks), _BATCH_MAX):
-                self._change(queue, asks[start : start + _BATCH_MAX])
+            for chunk in chunks(asks):
+                self._change(queue, chunk)
 
-    def _change(self, queue: QueueArn, asks: list[tuple[_Failed, int]]) -> None:
-        entries = [
-            {"Id": str(i), "ReceiptHandle": record.receipt_handle, "VisibilityTimeout": seconds}
-            for i, (record, seconds) in enumerate(asks)
-        ]
+    def _change(self, queue: QueueArn, asks: Sequence[tuple[_Failed, int]]) -> None:
         try:
-            client = self._client or _default_client(queue.region)
-            response = client.change_message_visibility_batch(
-                QueueUrl=queue_url(str(queue)), Entries=entries
+            client = self._client or sqs_client(queue.region, "backoff")
+            refused = change_visibility(
+                client,
+                queue_url(str(queue)),
+                [(record.receipt_handle, seconds) for record, seconds in asks],
             )
         except Exception as error:  # botocore has retried; the queue's own timeout applies
             _log.warning(
@@ -431,19 +394,17 @@ class FailureBackoff:
                 ", ".join(record.message_id for record, _ in asks),
             )
             return
-        for failure in response.get("Failed", []):
-            try:
-                record = asks[int(failure["Id"])][0]
-            except (KeyError, ValueError, IndexError):
+        for failure in refused:
+            if not 0 <= failure.index < len(asks):
                 _log.warning("safe_queue backoff: SQS reported an unknown entry: %s", failure)
                 continue
             _log.warning(
                 "safe_queue backoff: message %s on %s not delayed: %s (%s); it comes back "
                 "after the queue's visibility timeout",
-                record.message_id,
+                asks[failure.index][0].message_id,
                 queue.name,
-                failure.get("Code", "?"),
-                failure.get("Message", ""),
+                failure.code,
+                failure.message,
             )
         if _log.isEnabledFor(logging.DEBUG):
             _log.debug(
@@ -451,35 +412,3 @@ class FailureBackoff:
                 ", ".join(f"{record.message_id} by {seconds} s" for record, seconds in asks),
                 queue.name,
             )
-
-
-def _records_of(event: Any) -> list[Mapping[str, Any]]:
-    raw_event = event if isinstance(event, Mapping) else getattr(event, "raw_event", None)
-    records = raw_event.get("Records") if isinstance(raw_event, Mapping) else None
-    if not isinstance(records, list):
-        raise TypeError(
-            f"event: got a {type(event).__name__} without a 'Records' list; expected the "
-            "Lambda SQS event. Pass the handler's event."
-        )
-    return [raw_record(record) for record in records]
-
-
-def _check(
-    base: object, cap: object, *, names: tuple[str, str] = ("base", "cap")
-) -> tuple[float, float]:
-    base_name, cap_name = names
-    checked_base = _seconds(base_name, base, f"set {base_name} to the first delay, e.g. 30.")
-    checked_cap = _seconds(cap_name, cap, f"set {cap_name} to the longest delay, e.g. 900.")
-    if checked_cap < checked_base:
-        raise ValueError(
-            f"{cap_name}: got {checked_cap:g} s, below {base_name} ({checked_base:g} s); "
-            f"allowed: {base_name}..{VISIBILITY_TIMEOUT_MAX} s. Fix: set {cap_name} to at "
-            f"least {checked_base:g}, or lower {base_name}."
-        )
-    if checked_cap > VISIBILITY_TIMEOUT_MAX:
-        raise ValueError(
-            f"{cap_name}: got {checked_cap:g} s; allowed: at most {VISIBILITY_TIMEOUT_MAX} s "
-            f"(12 hours, the SQS visibility timeout maximum). Fix: set {cap_name} to "
-            f"{VISIBILITY_TIMEOUT_MAX} or less."
-        )
-    return checked_base, checked_cap

@@ -46,6 +46,7 @@ from pathlib import Path
 from safe_queue.engine import Finding, evaluate_all
 from safe_queue.report import Report, ReportedFinding
 from safe_queue.template._acknowledge import attach_all
+from safe_queue.template._deployment import Deployment
 from safe_queue.template._facts import CheckedMapping, MappingSource, build_mapping, find_mappings
 from safe_queue.template._language import expand
 from safe_queue.template._load import (
@@ -57,7 +58,6 @@ from safe_queue.template._load import (
     warn_over_limits,
 )
 from safe_queue.template._parameters import ParameterError, check_parameters
-from safe_queue.template._resolve import Deployment
 
 __all__ = [
     "CheckedMapping",

@@ -23,7 +23,7 @@ id twice, or that grows past :data:`MAX_EXPANDED_RESOURCES` resources, is an inp
 Examples
 --------
 >>> from safe_queue.template._load import TemplateFile
->>> from safe_queue.template._resolve import Deployment
+>>> from safe_queue.template._deployment import Deployment
 >>> template = TemplateFile("t.yaml", {
 ...     "Transform": "AWS::LanguageExtensions",
 ...     "Resources": {"Fn::ForEach::Tenants": ["Tenant", ["acme", "globex-eu"], {
@@ -41,8 +41,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from safe_queue.template._load import LOOP_PREFIX, MAX_VALUES, TemplateError, TemplateFile
-from safe_queue.template._resolve import _ABSENT, Deployment, Trace, Unresolved
+from safe_queue.template._deployment import Deployment
+from safe_queue.template._file import LOOP_PREFIX, MAX_VALUES, TemplateError, TemplateFile
+from safe_queue.template._values import ABSENT as _ABSENT
+from safe_queue.template._values import Trace, Unresolved
 
 __all__ = ["MAX_EXPANDED_RESOURCES", "expand", "uses_language_extensions"]
 

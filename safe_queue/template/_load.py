@@ -25,11 +25,23 @@ import os
 import re
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from safe_queue.template._file import (
+    LOOP_PREFIX,
+    MAX_DEPTH,
+    MAX_RESOURCES,
+    MAX_TEMPLATE_BYTES,
+    MAX_VALUES,
+    TemplateError,
+    TemplateFile,
+    TemplateLimitWarning,
+    link_loop,
+    read_text,
+    too_deep,
+)
+from safe_queue.template._json import load_json
 
 __all__ = [
     "MAX_DEPTH",
@@ -41,518 +53,25 @@ __all__ = [
     "TemplateLimitWarning",
     "expand_paths",
     "load_template",
+    "read_text",
     "warn_over_limits",
 ]
 
-MAX_TEMPLATE_BYTES = 1_048_576
-"""CloudFormation's largest template body (1 MB, from S3; AWS CloudFormation User Guide,
-"Understand CloudFormation quotas"). A larger file is refused, and never read past this."""
-MAX_DEPTH = 100
-"""The deepest nesting of objects and lists read; real templates stay far below it."""
-MAX_VALUES = 1_000_000
-"""Values a YAML template may hold once its aliases are expanded: more than 1 MB of text can
-write without aliases (about 2 bytes per value), so only an alias bomb reaches it."""
-MAX_RESOURCES = 500
-"""CloudFormation's resources per stack (same quotas page). More is a warning, not a refusal:
-the template is still read (its mappings still get a verdict), each ``cdk.out`` stack and
-nested stack is counted on its own, and a SAM template is counted before SAM's transform."""
-LOOP_PREFIX = "Fn::ForEach::"
 
-
-class TemplateError(ValueError):
-    """A file that is missing, unreadable, unparseable, or not a CloudFormation template.
-
-    Attributes
-    ----------
-    path
-        The file (or directory) as given.
-    line
-        1-based line of a parse error, where known.
-    message
-        What is wrong, and the fix.
-
-    Examples
-    --------
-    >>> str(TemplateError("t.yaml", 3, "could not parse YAML: found a tab"))
-    't.yaml:3: could not parse YAML: found a tab'
-    """
-
-    def __init__(self, path: str | Path, line: int | None, message: str) -> None:
-        self.path = str(path)
-        self.line = line
-        self.message = message
-        location = self.path if line is None else f"{self.path}:{line}"
-        super().__init__(f"{location}: {message}")
-
-
-class TemplateLimitWarning(UserWarning):
-    """A template over one of CloudFormation's quotas that is still read (500 resources)."""
-
-
-@dataclass(eq=False)
-class TemplateFile:
-    """One template as read, with where it came from.
-
-    Attributes
-    ----------
-    path
-        The template file's path, as given (or joined under a ``cdk.out`` directory).
-    body
-        The decoded template, short-form tags turned into their long form.
-    lines
-        1-based lines of each resource (``"Id"``) and SAM event (``"Id/Events/Name"``).
-    stack
-        The cloud assembly's artifact id, for a template read from ``cdk.out``.
-    scope
-        The (nested) cloud assembly directory it belongs to; ``""`` for a plain file.
-    pseudo
-        Known pseudo parameters (``AWS::StackName`` from the cloud assembly).
-    parent
-        For a CDK nested stack: the parent template and its ``AWS::CloudFormation::Stack``
-        logical id, whose ``Parameters`` give the nested template's parameter values.
-    unexpanded
-        Resources of an ``Fn::ForEach`` loop that could not be expanded (logical id as
-        written, ``Queue${Tenant}``), with the reason: they are reported as unchecked.
-    loops
-        Resources an ``Fn::ForEach`` loop made, with what reading its collection assumed
-        (a :class:`~safe_queue.template._resolve.Trace`: parameter values).
-    """
-
-    path: str
-    body: dict[str, Any]
-    lines: dict[str, int] = field(default_factory=dict)
-    stack: str | None = None
-    scope: str = ""
-    pseudo: dict[str, str] = field(default_factory=dict)
-    parent: tuple[TemplateFile, str] | None = None
-    unexpanded: dict[str, str] = field(default_factory=dict)
-    loops: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def resources(self) -> dict[str, Any]:
-        """The ``Resources`` section (every value a dict)."""
-        resources = self.body.get("Resources")
-        return resources if isinstance(resources, dict) else {}
-
-
-# --- YAML --------------------------------------------------------------------------------
-
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _CfnLoader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """SafeLoader (libyaml when available) that reads CloudFormation's short-form tags."""
-
-
-def _long_form(name: str) -> Any:
-    def construct(loader: yaml.SafeLoader, node: yaml.Node) -> dict[str, Any]:
-        value: Any
-        if isinstance(node, yaml.ScalarNode):
-            value = loader.construct_scalar(node)
-        elif isinstance(node, yaml.SequenceNode):
-            value = loader.construct_sequence(node, deep=True)
-        else:
-            value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
-        if name == "Fn::GetAtt" and isinstance(value, str):
-            # !GetAtt Queue.Arn -> ["Queue", "Arn"] (the attribute may contain dots).
-            value = value.split(".", 1)
-        return {name: value}
-
-    return construct
-
-
-_TAGS = {
-    "Ref": "Ref",
-    "Condition": "Condition",
-    **{
-        tag: f"Fn::{tag}"
-        for tag in (
-            "And",
-            "Base64",
-            "Cidr",
-            "Equals",
-            "FindInMap",
-            "GetAtt",
-            "GetAZs",
-            "If",
-            "ImportValue",
-            "Join",
-            "Length",
-            "Not",
-            "Or",
-            "Select",
-            "Split",
-            "Sub",
-            "ToJsonString",
-            "Transform",
-            "ForEach",
-            # The Rules section's functions: read, and never evaluated (they constrain
-            # parameters, not resources).
-            "Contains",
-            "EachMemberEquals",
-            "EachMemberIn",
-            "RefAll",
-            "ValueOf",
-            "ValueOfAll",
-        )
-    },
-}
-for _tag, _name in _TAGS.items():
-    _CfnLoader.add_constructor(f"!{_tag}", _long_form(_name))
-# YAML 1.1 timestamps (AWSTemplateFormatVersion: 2010-09-09) stay strings, as in CloudFormation.
-_CfnLoader.add_constructor("tag:yaml.org,2002:timestamp", _CfnLoader.construct_yaml_str)
-
-
-def _yaml_lines(root: yaml.Node) -> dict[str, int]:
-    """Lines of each resource and SAM event, from the composed (not yet built) node tree.
-
-    Keys inside an ``Fn::ForEach`` loop are recorded under the loop's path
-    (``Fn::ForEach::Tenants/Queue${Tenant}``), for the expansion to place what it makes.
-    """
-    lines: dict[str, int] = {}
-    resources = _child(root, "Resources")
-    if isinstance(resources, yaml.MappingNode):
-        _yaml_resource_lines(resources, "", lines)
-    return lines
-
-
-def _yaml_resource_lines(node: yaml.MappingNode, prefix: str, lines: dict[str, int]) -> None:
-    for key, value in node.value:
-        if not isinstance(key, yaml.ScalarNode) or not isinstance(key.value, str):
-            continue
-        name = f"{prefix}{key.value}"
-        lines[name] = key.start_mark.line + 1
-        if key.value.startswith(LOOP_PREFIX):
-            if isinstance(value, yaml.SequenceNode) and len(value.value) == 3:
-                fragment = value.value[2]
-                if isinstance(fragment, yaml.MappingNode):
-                    _yaml_resource_lines(fragment, f"{name}/", lines)
-            continue
-        events = _child(_child(value, "Properties"), "Events")
-        if isinstance(events, yaml.MappingNode):
-            for event_key, _ in events.value:
-                if isinstance(event_key, yaml.ScalarNode):
-                    lines[f"{name}/Events/{event_key.value}"] = event_key.start_mark.line + 1
-
-
-def _child(node: yaml.Node | None, name: str) -> yaml.Node | None:
-    if not isinstance(node, yaml.MappingNode):
-        return None
-    for key, value in node.value:
-        if isinstance(key, yaml.ScalarNode) and key.value == name:
-            return value  # type: ignore[no-any-return]
-    return None
-
-
-def _check_yaml_nodes(path: str, root: yaml.Node) -> None:
-    """Refuse what would make building the template unbounded or ambiguous.
-
-    One iterative pass over the composed node graph (aliases are shared nodes there, not
-    copies, so the pass is linear in the text): the number of values once aliases are
-    expanded, the nesting depth, an alias inside its own anchor, and duplicate keys.
-    """
-    resources = _child(root, "Resources")
-    done: dict[int, tuple[int, int]] = {}  # id(node) -> (values expanded, depth)
-    active: set[int] = set()
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, finished = stack.pop()
-        key = id(node)
-        children: list[yaml.Node]
-        if isinstance(node, yaml.MappingNode):
-            children = [part for pair in node.value for part in pair]
-        elif isinstance(node, yaml.SequenceNode):
-            children = list(node.value)
-        else:
-            children = []
-        if finished:
-            active.discard(key)
-            values = 1 + sum(done[id(child)][0] for child in children)
-            depth = 1 + max((done[id(child)][1] for child in children), default=0)
-            if values > MAX_VALUES:
-                raise TemplateError(
-                    path,
-                    node.start_mark.line + 1,
-                    f"its YAML aliases expand to more than {MAX_VALUES:,} values (an alias"
-                    " bomb?); safe-queue does not read it. Fix: write the values out, or"
-                    " use fewer nested aliases.",
-                )
-            if depth > MAX_DEPTH:
-                raise _too_deep(path, node.start_mark.line + 1)
-            done[key] = (values, depth)
-            continue
-        if key in done:
-            continue
-        if key in active:
-            raise TemplateError(
-                path,
-                node.start_mark.line + 1,
-                "a YAML alias refers to the value that contains it (a recursive structure),"
-                " which no template can hold. Fix: remove the alias.",
-            )
-        active.add(key)
-        stack.append((node, True))
-        if isinstance(node, yaml.MappingNode):
-            _check_duplicate_keys(path, node, node is resources)
-        stack.extend((child, False) for child in reversed(children) if id(child) not in done)
-
-
-def _check_duplicate_keys(path: str, node: yaml.MappingNode, is_resources: bool) -> None:
-    seen: dict[str, int] = {}
-    for key, _ in node.value:
-        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
-            continue
-        line = key.start_mark.line + 1
-        if key.value in seen:
-            raise _duplicate(path, str(key.value), seen[key.value], line, is_resources)
-        seen[key.value] = line
-
-
-def _duplicate(path: str, key: str, first: int | None, line: int | None, resource: bool) -> Any:
-    what = "logical id" if resource else "key"
-    where = f" (also at line {first})" if first else ""
-    return TemplateError(
-        path,
-        line,
-        f"duplicate {what} {key!r}{where}: a {what} written twice is ambiguous (a parser keeps"
-        " one of them silently). Fix: rename or remove one.",
-    )
-
-
-def _too_deep(path: str, line: int | None) -> TemplateError:
-    return TemplateError(
-        path,
-        line,
-        f"is nested more than {MAX_DEPTH} levels deep, deeper than any CloudFormation"
-        " template needs; safe-queue does not read it. Fix: flatten the nesting.",
-    )
-
-
-def _load_yaml(path: str, text: str) -> tuple[Any, dict[str, int]]:
-    loader = _CfnLoader(text)
+def _decode(name: str, text: str) -> tuple[Any, dict[str, int]]:
+    """Decode JSON or YAML (chosen by the first character); YAML's reader is loaded on use."""
+    if text.lstrip()[:1] == "{":
+        return load_json(name, text)
     try:
-        root = loader.get_single_node()
-        if root is None:
-            return None, {}
-        _check_yaml_nodes(path, root)
-        return loader.construct_document(root), _yaml_lines(root)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = mark.line + 1 if mark is not None else None
-        problem = error.problem or error.context or "invalid YAML"
-        if "maximum nesting depth" in str(problem):
-            raise _too_deep(path, line) from None
-        raise TemplateError(path, line, f"could not parse YAML: {problem}") from None
-    except yaml.YAMLError as error:
-        raise TemplateError(path, None, f"could not parse YAML: {error}") from None
-    except RecursionError:  # the pure-Python parser, without libyaml
-        raise _too_deep(path, None) from None
-    except TemplateError:
-        raise
-    except ValueError as error:  # e.g. an integer of more than 4,300 digits
-        raise TemplateError(path, None, f"could not read a value: {error}") from None
-    finally:
-        loader.dispose()
-
-
-# --- JSON --------------------------------------------------------------------------------
-
-_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*\{')
-_RESOURCES_KEY = re.compile(r'"Resources"\s*:\s*\{')
-
-
-def _json_lines(text: str, body: dict[str, Any]) -> dict[str, int]:
-    """Lines of each resource (the first ``"<id>": {`` after ``"Resources": {``) and SAM event.
-
-    One regex pass over the text; nested objects come after their resource's key, so the
-    first match of an id is the resource itself (an id that is also a property name of an
-    earlier resource could be placed early; lines are hints, not identities). Keys inside
-    an ``Fn::ForEach`` loop are found after the loop's key, as in :func:`_yaml_lines`.
-    """
-    resources = body.get("Resources")
-    start = _RESOURCES_KEY.search(text)
-    if not isinstance(resources, dict) or start is None:
-        return {}
-    wanted = {key for key in resources if not str(key).startswith(LOOP_PREFIX)}
-    offsets: dict[str, int] = {}
-    if wanted:
-        for match in _JSON_KEY.finditer(text, start.end()):
-            key = match.group(1)
-            if key in wanted and key not in offsets:
-                offsets[key] = match.start()
-                if len(offsets) == len(wanted):
-                    break
-    for key, value in resources.items():
-        if str(key).startswith(LOOP_PREFIX):
-            _json_loop_offsets(text, str(key), value, start.end(), "", offsets)
-    for logical_id, offset in list(offsets.items()):
-        resource = _resource_at(resources, logical_id)
-        properties = resource.get("Properties") if isinstance(resource, dict) else None
-        events = properties.get("Events") if isinstance(properties, dict) else None
-        if not isinstance(events, dict):
-            continue
-        events_key = re.compile(r'"Events"\s*:\s*\{').search(text, offset)
-        for event_name in events if events_key else ():
-            found = _json_key(text, str(event_name), events_key.end() if events_key else offset)
-            if found is not None:
-                offsets[f"{logical_id}/Events/{event_name}"] = found
-    lines: dict[str, int] = {}
-    line, position = 1, 0
-    for key, offset in sorted(offsets.items(), key=lambda item: item[1]):
-        line += text.count("\n", position, offset)
-        position = offset
-        lines[key] = line
-    return lines
-
-
-def _json_key(text: str, key: str, start: int) -> int | None:
-    found = re.compile(rf'"{re.escape(json.dumps(key)[1:-1])}"\s*:').search(text, start)
-    return found.start() if found else None
-
-
-def _json_loop_offsets(
-    text: str, key: str, value: Any, start: int, prefix: str, offsets: dict[str, int]
-) -> None:
-    position = _json_key(text, key, start)
-    if position is None:
-        return
-    name = f"{prefix}{key}"
-    offsets[name] = position
-    if not (isinstance(value, list) and len(value) == 3 and isinstance(value[2], dict)):
-        return
-    for inner_key, inner in value[2].items():
-        if str(inner_key).startswith(LOOP_PREFIX):
-            _json_loop_offsets(text, str(inner_key), inner, position, f"{name}/", offsets)
-            continue
-        found = _json_key(text, str(inner_key), position)
-        if found is not None:
-            offsets[f"{name}/{inner_key}"] = found
-
-
-def _resource_at(resources: dict[str, Any], path: str) -> Any:
-    """Return the resource (or loop fragment entry) a :func:`_json_lines` key names."""
-    node: Any = resources
-    for part in path.split("/"):
-        if isinstance(node, list) and len(node) == 3:
-            node = node[2]
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-class _DuplicateKeyError(Exception):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKeyError(key)
-            seen.add(key)
-    return result
-
-
-def _json_depth(body: Any) -> int:
-    """Return the nesting depth of decoded JSON (iterative: no recursion limit)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(body, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            node = list(node.values())
-        elif not isinstance(node, list):
-            continue
-        deepest = max(deepest, depth)
-        if depth <= MAX_DEPTH:
-            stack.extend((child, depth + 1) for child in node if isinstance(child, dict | list))
-    return deepest
-
-
-def _load_json(path: str, text: str) -> tuple[Any, dict[str, int]]:
-    try:
-        body = json.loads(text, object_pairs_hook=_unique_pairs)
-    except json.JSONDecodeError as error:
-        raise TemplateError(path, error.lineno, f"could not parse JSON: {error.msg}") from None
-    except _DuplicateKeyError as error:
-        matches = [
-            text.count("\n", 0, match.start()) + 1
-            for match in re.finditer(rf'"{re.escape(json.dumps(error.key)[1:-1])}"\s*:', text)
-        ]
-        first, line = (matches[0], matches[1]) if len(matches) >= 2 else (None, None)
-        resource = _is_resource_key(text, error.key)
-        raise _duplicate(path, error.key, first, line, resource) from None
-    except RecursionError:
-        raise _too_deep(path, None) from None
-    except ValueError as error:  # e.g. an integer of more than 4,300 digits
-        raise TemplateError(path, None, f"could not read a value: {error}") from None
-    if _json_depth(body) > MAX_DEPTH:
-        raise _too_deep(path, None)
-    return body, _json_lines(text, body) if isinstance(body, dict) else {}
-
-
-def _is_resource_key(text: str, key: str) -> bool:
-    """Whether a duplicate JSON key is (by its shape) a resource: ``"<key>": {"Type"``."""
-    pattern = rf'"{re.escape(json.dumps(key)[1:-1])}"\s*:\s*\{{\s*"Type"'
-    return re.search(pattern, text) is not None
-
-
-# --- files and cloud assemblies ----------------------------------------------------------
-
-
-def read_text(path: str | Path, shown: str | None = None) -> str:
-    """Read a template file as UTF-8, never past :data:`MAX_TEMPLATE_BYTES`.
-
-    Raises
-    ------
-    TemplateError
-        The file is missing, unreadable, a symbolic-link loop, larger than CloudFormation's
-        1 MB template limit, or not UTF-8 text.
-    """
-    name = shown or str(path)
-    try:
-        with open(path, "rb") as stream:
-            data = stream.read(MAX_TEMPLATE_BYTES + 1)
-    except FileNotFoundError:
-        raise TemplateError(name, None, "no such file") from None
-    except IsADirectoryError:
-        raise TemplateError(name, None, "is a directory without manifest.json") from None
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise _link_loop(name) from None
-        raise TemplateError(name, None, f"could not read: {error.strerror or error}") from None
-    if len(data) > MAX_TEMPLATE_BYTES:
+        from safe_queue.template._yaml import load_yaml
+    except ModuleNotFoundError as missing:  # PyYAML comes with the `cli` extra
         raise TemplateError(
             name,
             None,
-            f"is larger than {MAX_TEMPLATE_BYTES:,} bytes (1 MB), CloudFormation's limit for a"
-            " template: CloudFormation would refuse it, and safe-queue reads no further. Fix:"
-            " split the stack (nested stacks), or move inline code and data out of it.",
-        )
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise TemplateError(
-            name,
-            line,
-            f"is not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start}):"
-            " CloudFormation reads templates as UTF-8. Fix: save the file as UTF-8.",
+            f"is YAML, and reading YAML needs {missing.name}, which is not installed. Fix:"
+            " pip install 'safe-queue[cli]' (JSON templates and cdk.out need nothing more).",
         ) from None
-
-
-def _link_loop(name: str) -> TemplateError:
-    return TemplateError(
-        name,
-        None,
-        "is a symbolic link loop (too many levels of symbolic links). Fix: point the link"
-        " at a file or directory.",
-    )
+    return load_yaml(name, text)
 
 
 def load_template(
@@ -568,7 +87,7 @@ def load_template(
     """
     name = str(path)
     text = read_text(path)
-    body, lines = (_load_json if text.lstrip()[:1] == "{" else _load_yaml)(name, text)
+    body, lines = _decode(name, text)
     if not isinstance(body, dict) or not isinstance(body.get("Resources"), dict):
         raise TemplateError(
             name,
@@ -604,7 +123,7 @@ def _read_json(path: Path) -> Any:
         ) from None
     except OSError as error:
         if error.errno == errno.ELOOP:
-            raise _link_loop(shown) from None
+            raise link_loop(shown) from None
         raise TemplateError(shown, None, f"could not read: {error.strerror or error}") from None
     if len(data) > _MAX_MANIFEST_BYTES:
         raise TemplateError(shown, None, "is larger than 64 MB: not a cloud assembly manifest")
@@ -613,7 +132,7 @@ def _read_json(path: Path) -> Any:
     except json.JSONDecodeError as error:
         raise TemplateError(shown, error.lineno, f"could not parse JSON: {error.msg}") from None
     except RecursionError:
-        raise _too_deep(shown, None) from None
+        raise too_deep(shown, None) from None
     except ValueError as error:  # not UTF-8, or an integer of more than 4,300 digits
         raise TemplateError(shown, None, f"could not read: {error}") from None
 
