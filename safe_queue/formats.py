@@ -38,6 +38,9 @@ FAIL_ON: tuple[FailOn, ...] = ("error", "warning", "never")
 
 _SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _SARIF_LEVEL = {Level.ERROR: "error", Level.WARNING: "warning", Level.INFO: "note"}
+# GitHub code scanning rejects a run with more results ("SARIF support for code scanning",
+# its limits table) and shows only the 5,000 most severe; the most severe are kept.
+_SARIF_MAX_RESULTS = 25_000
 
 
 def exit_code(report: Report, fail_on: FailOn) -> int:
@@ -177,7 +180,10 @@ def _sarif(report: Report) -> dict[str, Any]:
         for entry in RULES
     ]
     results = []
-    for finding in report.findings:
+    kept = report.findings
+    if len(kept) > _SARIF_MAX_RESULTS:
+        kept = sorted(kept, key=lambda finding: -finding.level.rank)[:_SARIF_MAX_RESULTS]
+    for finding in kept:
         result: dict[str, Any] = {
             "ruleId": finding.rule_id,
             "level": _SARIF_LEVEL[finding.level],
@@ -195,7 +201,10 @@ def _sarif(report: Report) -> dict[str, Any]:
             result["locations"] = [{"physicalLocation": physical, "logicalLocations": logical}]
         else:
             result["locations"] = [{"logicalLocations": logical}]
-        key = f"{finding.rule_id}|{finding.template}|{finding.resource}"
+        # the template as the location names it: the same wherever the repository is checked
+        # out, and whether the path was given relative or absolute
+        where = None if finding.template is None else _uri(finding.template)
+        key = f"{finding.rule_id}|{where}|{finding.resource}"
         result["partialFingerprints"] = {
             "safeQueueFinding/v1": hashlib.sha256(key.encode()).hexdigest()[:32]
         }
@@ -203,7 +212,7 @@ def _sarif(report: Report) -> dict[str, Any]:
         if extra:
             result["properties"] = extra
         results.append(result)
-    return {
+    log: dict[str, Any] = {
         "$schema": _SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [
@@ -221,3 +230,15 @@ def _sarif(report: Report) -> dict[str, Any]:
             }
         ],
     }
+    if len(kept) < len(report.findings):
+        left_out = len(report.findings) - len(kept)
+        text = (
+            f"{left_out} of {len(report.findings)} findings are not in this file: code scanning"
+            f" takes at most {_SARIF_MAX_RESULTS} results per run (the most severe are here)."
+            " Fix: check fewer templates per run, or see all with --format text or json."
+        )
+        notification = {"level": "warning", "message": {"text": text}}
+        log["runs"][0]["invocations"] = [
+            {"executionSuccessful": True, "toolExecutionNotifications": [notification]}
+        ]
+    return log
