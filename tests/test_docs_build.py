@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import yaml
 
 from .conftest import ROOT
 
-MKDOCS = ROOT / ".venv" / "bin" / "mkdocs"
+MKDOCS = Path(sys.executable).parent / "mkdocs"
 
 
 def _site(tmp_path: Path, link: str) -> Path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
+import sys
 import tomllib
 
 import pytest
@@ -60,7 +61,9 @@ def test_every_extra_named_in_the_docs_exists(page: str):
 def _pip_dry_run(requirement: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
-            str(ROOT / ".venv" / "bin" / "pip"),
+            sys.executable,
+            "-m",
+            "pip",
             "install",
             "--dry-run",
             "--no-index",

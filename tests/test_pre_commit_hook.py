@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from packaging.requirements import Requirement
 from .conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "templates"
-VENV_BIN = ROOT / ".venv" / "bin"
+VENV_BIN = Path(sys.executable).parent  # .venv/bin (or .venv-oldest/bin)
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"
 
 
