@@ -1,15 +1,18 @@
-"""MkDocs hook: write the rules reference from the rule registry.
+"""MkDocs hook: write the rules reference from the rules' own declarations.
 
-``docs/rules.md`` holds the line ``<!-- rules-reference -->``; this hook replaces it with
-one section per rule of :data:`safe_queue.engine.rules.RULES` (id, level, what it
-catches, why, the fix) and a summary table, so that no rule can be missing from the
-documentation. The page is the only one that needs it; a missing marker fails the build.
+``docs/rules.md`` holds the line ``<!-- rules-reference -->``; this hook replaces it with a
+summary table and one section per rule of :data:`safe_queue.engine.RULES`: its id, levels,
+kind, what it catches, why, the fix, the AWS page it rests on, and its compliant and
+non-compliant examples as CloudFormation. Nothing on the page is written by hand, so no rule
+can be missing or disagree with its check. A missing marker fails the build.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+import yaml
 from mkdocs.exceptions import PluginError
 
 if TYPE_CHECKING:
@@ -17,10 +20,18 @@ if TYPE_CHECKING:
     from mkdocs.structure.files import Files
     from mkdocs.structure.pages import Page
 
+    from safe_queue.engine import Example, Rule
+
 __all__ = ["MARKER", "on_page_markdown", "rules_reference"]
 
 MARKER = "<!-- rules-reference -->"
 RULES_PAGE = "rules.md"
+_KINDS = {
+    "aws-limit": "AWS limit (AWS rejects the template or the call)",
+    "guidance": "guidance (AWS accepts it; messages are duplicated or lost)",
+    "drift": "drift (a value changed after the queue was derived from it)",
+    "engine": "engine (a value could not be known)",
+}
 
 
 def _cell(text: str) -> str:
@@ -28,48 +39,64 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", r"\|")
 
 
-def _anchor(rule_id: str) -> str:
-    """Return the page anchor of a rule: its id without the ``safe-queue:`` prefix."""
-    return rule_id.split(":", 1)[-1]
+def _example(title: str, example: Example | None) -> list[str]:
+    if example is None:
+        return []
+    body = yaml.safe_dump(example.template()["Resources"], sort_keys=False, width=88)
+    indented = "\n".join(f"    {line}" if line else "" for line in body.splitlines())
+    return [
+        "",
+        f'!!! example "{title}: {example.description}"',
+        "",
+        "    ```yaml",
+        indented,
+        "    ```",
+    ]
 
 
-def rules_reference(rules: Any = None) -> str:
+def rules_reference(rules: Iterable[Rule] | None = None) -> str:
     """Return the Markdown of the rules reference.
 
     Parameters
     ----------
     rules
-        Objects with ``id``, ``level`` (an enum whose ``value`` is ``"error"``,
-        ``"warning"`` or ``"info"``), ``summary``, ``why`` and ``fix``; by default the
-        registry ``safe_queue.engine.rules.RULES``.
+        Rule declarations (:class:`safe_queue.engine.Rule`); by default every rule,
+        :data:`safe_queue.engine.RULES`, in report order.
 
     Returns
     -------
     str
-        A summary table linking to one section per rule, in registry order.
+        A summary table linking to one section per rule.
     """
     if rules is None:
-        from safe_queue.engine.rules import RULES
+        from safe_queue.engine import RULES
 
         rules = RULES
+    rules = list(rules)
     lines = ["| id | level | what it catches |", "|---|---|---|"]
     lines += [
-        f"| [`{rule.id}`](#{_anchor(rule.id)}) | {rule.level.value} | {_cell(rule.summary)} |"
+        f"| [`{rule.id}`](#{rule.name}) | {' or '.join(level.value for level in rule.levels)}"
+        f" | {_cell(rule.summary)} |"
         for rule in rules
     ]
     for rule in rules:
         lines += [
             "",
-            f"## `{rule.id}` {{#{_anchor(rule.id)}}}",
+            f"## `{rule.id}` {{#{rule.name}}}",
             "",
-            f"**Level:** {rule.level.value}",
+            f"**Level:** {' or '.join(level.value for level in rule.levels)} ·"
+            f" **Kind:** {_KINDS.get(rule.kind, rule.kind)}",
             "",
             f"**What it catches.** {rule.summary}",
             "",
             f"**Why.** {rule.why}",
             "",
             f"**Fix.** {rule.fix}",
+            "",
+            f"**Source.** <{rule.source_url}>",
         ]
+        lines += _example("Breaks it", rule.non_compliant)
+        lines += _example("Passes", rule.compliant)
     return "\n".join(lines) + "\n"
 
 

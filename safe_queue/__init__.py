@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from safe_queue._version import __version__ as __version__
 from safe_queue.errors import SafeQueueConfigError
 
 if TYPE_CHECKING:
@@ -30,7 +31,6 @@ __all__ = [
     "derive_visibility_timeout",
 ]
 
-__version__ = "0.2.0.dev0"
 
 # Public CDK names and the module that defines each; imported on first use.
 _LAZY = {

@@ -35,7 +35,7 @@ _REDRIVE = "redrive"
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the ``safe-queue`` parser with every subcommand of :data:`SUBCOMMANDS`."""
-    from safe_queue import __version__
+    from safe_queue._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="safe-queue",

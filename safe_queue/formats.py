@@ -5,7 +5,7 @@ and renders it here, so each format has one shape.
 
 Examples
 --------
->>> from safe_queue.engine.rules import Finding, Level
+>>> from safe_queue.engine import Finding, Level
 >>> from safe_queue.report import Report, ReportedFinding
 >>> report = Report([ReportedFinding(Finding("safe-queue:no-dead-letter-queue", Level.WARNING,
 ...     "No RedrivePolicy."), "Mapping", "template.yaml", 12)],
@@ -15,8 +15,8 @@ template.yaml
   template.yaml:12: warning safe-queue:no-dead-letter-queue Mapping No RedrivePolicy.
 <BLANKLINE>
 0 errors, 1 warning, 0 infos in 1 mapping (1 template)
->>> exit_code(report, "error"), exit_code(report, "warning"), exit_code(report, "never")
-(0, 1, 0)
+>>> [exit_code(report, fail_on) for fail_on in ("error", "warning", "info", "never")]
+[0, 1, 1, 0]
 """
 
 from __future__ import annotations
@@ -26,15 +26,15 @@ import json
 from pathlib import Path, PurePath
 from typing import Any, Literal
 
-from safe_queue.engine.rules import RULES, Level
+from safe_queue.engine import RULES, Level
 from safe_queue.report import Report, ReportedFinding
 
 __all__ = ["FAIL_ON", "FORMATS", "FailOn", "Format", "exit_code", "render"]
 
 Format = Literal["text", "json", "sarif"]
-FailOn = Literal["error", "warning", "never"]
+FailOn = Literal["error", "warning", "info", "never"]
 FORMATS: tuple[Format, ...] = ("text", "json", "sarif")
-FAIL_ON: tuple[FailOn, ...] = ("error", "warning", "never")
+FAIL_ON: tuple[FailOn, ...] = ("error", "warning", "info", "never")
 
 _SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _SARIF_LEVEL = {Level.ERROR: "error", Level.WARNING: "warning", Level.INFO: "note"}
@@ -46,19 +46,20 @@ _SARIF_MAX_RESULTS = 25_000
 def exit_code(report: Report, fail_on: FailOn) -> int:
     """Return 1 when the report has a finding at or above ``fail_on``, else 0.
 
-    ``info`` findings (``safe-queue:unchecked``) never fail a run.
+    ``info`` fails on any finding at all, ``safe-queue:unchecked`` included (a mapping that
+    could not be fully checked); ``never`` never fails. Acknowledged findings never count.
 
     Raises
     ------
     ValueError
-        ``fail_on`` is not one of ``error``, ``warning``, ``never``.
+        ``fail_on`` is not one of ``error``, ``warning``, ``info``, ``never``.
     """
     if fail_on not in FAIL_ON:
         raise ValueError(f"fail_on={fail_on!r} is not one of {', '.join(FAIL_ON)}")
     if fail_on == "never":
         return 0
     threshold = Level(fail_on).rank
-    return int(any(finding.level.rank >= threshold for finding in report.findings))
+    return int(any(finding.level.rank >= threshold for finding in report.open_findings))
 
 
 def render(report: Report, fmt: Format) -> str:
@@ -83,9 +84,10 @@ def _plural(count: int, word: str) -> str:
 
 
 def _counts(report: Report) -> dict[str, int]:
-    counts = {level.value: 0 for level in Level}
+    """Count the findings by level (not acknowledged), and ``acknowledged``."""
+    counts = {level.value: 0 for level in Level} | {"acknowledged": 0}
     for finding in report.findings:
-        counts[finding.level.value] += 1
+        counts["acknowledged" if finding.acknowledged else finding.level.value] += 1
     return counts
 
 
@@ -105,17 +107,20 @@ def _text(report: Report) -> str:
         lines.append(heading)
         for finding in findings:
             location = heading if finding.line is None else f"{heading}:{finding.line}"
+            covered = finding.finding.acknowledged
+            mark = f" [acknowledged: {covered.reason}]" if covered is not None else ""
             lines.append(
                 f"  {location}: {finding.level.value} {finding.rule_id} {finding.resource}"
-                f" {finding.message}"
+                f" {finding.message}{mark}"
             )
         lines.append("")
     counts = _counts(report)
     sources = len(report.sources)
+    acknowledged = f", {counts['acknowledged']} acknowledged" if counts["acknowledged"] else ""
     lines.append(
         f"{_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')},"
-        f" {_plural(counts['info'], 'info')} in {_plural(report.mappings_checked, 'mapping')}"
-        f" ({_plural(sources, 'template')})"
+        f" {_plural(counts['info'], 'info')}{acknowledged} in"
+        f" {_plural(report.mappings_checked, 'mapping')} ({_plural(sources, 'template')})"
     )
     return "\n".join(lines)
 
@@ -130,6 +135,7 @@ def _json(report: Report) -> dict[str, Any]:
             "template": finding.template,
             "resource": finding.resource,
             "line": finding.line,
+            "acknowledged": _acknowledged(finding),
         }
         for key, value in finding.extra.items():
             entry.setdefault(key, value)
@@ -142,11 +148,19 @@ def _json(report: Report) -> dict[str, Any]:
             "errors": counts["error"],
             "warnings": counts["warning"],
             "infos": counts["info"],
+            "acknowledged": counts["acknowledged"],
             "worst": worst.value if worst is not None else None,
             "mappings_checked": report.mappings_checked,
             "sources": list(report.sources),
         },
     }
+
+
+def _acknowledged(finding: ReportedFinding) -> dict[str, str] | None:
+    acknowledgement = finding.finding.acknowledged
+    if acknowledgement is None:
+        return None
+    return {"reason": acknowledgement.reason, "source": acknowledgement.source}
 
 
 def _uri(template: str) -> str:
@@ -161,7 +175,7 @@ def _uri(template: str) -> str:
 
 
 def _sarif(report: Report) -> dict[str, Any]:
-    from safe_queue import __version__
+    from safe_queue._version import __version__
 
     index = {entry.id: position for position, entry in enumerate(RULES)}
     rules = [
@@ -174,8 +188,9 @@ def _sarif(report: Report) -> dict[str, Any]:
                 "text": f"{entry.why} Fix: {entry.fix}",
                 "markdown": f"{entry.summary}\n\n**Why:** {entry.why}\n\n**Fix:** {entry.fix}",
             },
+            "helpUri": entry.docs_url,
             "defaultConfiguration": {"level": _SARIF_LEVEL[entry.level]},
-            "properties": {"tags": ["aws", "sqs", "lambda", "reliability"]},
+            "properties": {"tags": list(entry.tags)},
         }
         for entry in RULES
     ]
@@ -208,6 +223,9 @@ def _sarif(report: Report) -> dict[str, Any]:
         result["partialFingerprints"] = {
             "safeQueueFinding/v1": hashlib.sha256(key.encode()).hexdigest()[:32]
         }
+        acknowledgement = finding.finding.acknowledged
+        if acknowledgement is not None:
+            result["suppressions"] = [{"kind": "inSource", "justification": acknowledgement.reason}]
         extra = {k: v for k, v in finding.extra.items() if v is not None}
         if extra:
             result["properties"] = extra

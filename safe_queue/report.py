@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from safe_queue.engine.rules import Finding, Level
+from safe_queue.engine.rule import Finding, Level
 
 __all__ = ["Report", "ReportedFinding"]
 
@@ -22,7 +22,7 @@ class ReportedFinding:
     Attributes
     ----------
     finding
-        The engine's :class:`~safe_queue.engine.rules.Finding`.
+        The engine's :class:`~safe_queue.engine.Finding`.
     resource
         The event source mapping: its logical id in a template, its UUID in an account.
     template
@@ -55,6 +55,11 @@ class ReportedFinding:
         """The finding's message."""
         return self.finding.message
 
+    @property
+    def acknowledged(self) -> bool:
+        """True when an acknowledgement covers it (reported, but never fails a run)."""
+        return self.finding.acknowledged is not None
+
 
 @dataclass
 class Report:
@@ -74,6 +79,13 @@ class Report:
     mappings_checked: int = 0
     sources: list[str] = field(default_factory=list)
 
+    @property
+    def open_findings(self) -> list[ReportedFinding]:
+        """The findings no acknowledgement covers: the ones that can fail a run."""
+        return [f for f in self.findings if not f.acknowledged]
+
     def worst(self) -> Level | None:
-        """Return the most serious level found, or ``None`` without findings."""
-        return max((f.level for f in self.findings), key=lambda level: level.rank, default=None)
+        """Return the most serious level not acknowledged, or ``None`` without such findings."""
+        return max(
+            (f.level for f in self.open_findings), key=lambda level: level.rank, default=None
+        )

@@ -15,6 +15,7 @@ from aws_cdk import aws_kinesis as kinesis
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
+from aws_cdk import cloudformation_include as include
 
 from example.stack import InvoiceRenderingStack
 from safe_queue import SafeQueueChecks, SafeQueueConsumer
@@ -56,12 +57,14 @@ def synth(app: cdk.App) -> tuple[str, Found]:
                 continue
             for violation in plugin["violations"]:
                 for construct in violation["violatingConstructs"]:
+                    # A finding inside a Stage names no construct (so that the CDK CLI keeps
+                    # it whatever stacks it selected); its description starts with the path.
+                    path = (
+                        construct.get("constructPath")
+                        or violation["description"][1:].split(" in ", 1)[0]
+                    )
                     found.setdefault(violation["severity"], []).append(
-                        (
-                            violation["ruleName"],
-                            violation["description"],
-                            construct["constructPath"],
-                        )
+                        (violation["ruleName"], violation["description"], path)
                     )
     return failure, found
 
@@ -210,7 +213,25 @@ def test_concurrency_and_filter_rules(mapping: dict[str, Any], expected: set[tup
     assert ids(app) == expected
 
 
-def test_every_rule_of_the_registry_is_reported_by_the_plugin():
+def prefixed(template: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """A template's resources with every logical id (and every Ref/GetAtt to one) prefixed."""
+    names = set(template["Resources"])
+
+    def rename(node: Any) -> Any:
+        if isinstance(node, dict):
+            if set(node) == {"Ref"} and node["Ref"] in names:
+                return {"Ref": prefix + node["Ref"]}
+            if set(node) == {"Fn::GetAtt"} and node["Fn::GetAtt"][0] in names:
+                return {"Fn::GetAtt": [prefix + node["Fn::GetAtt"][0], node["Fn::GetAtt"][1]]}
+            return {key: rename(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [rename(item) for item in node]
+        return node
+
+    return {prefix + name: rename(resource) for name, resource in template["Resources"].items()}
+
+
+def test_every_rule_of_the_registry_is_reported_by_the_plugin(tmp_path: Path):
     # GIVEN one app with a stack that breaks each rule (one synth for the whole registry)
     app = checked_app()
     stack = cdk.Stack(app, "All")
@@ -238,6 +259,23 @@ def test_every_rule_of_the_registry_is_reported_by_the_plugin():
     cfn_drifted = drifted.node.default_child
     assert isinstance(cfn_drifted, lambda_.CfnFunction)
     cfn_drifted.add_property_override("Timeout", 120)  # unseen by the construct: the plugin
+    shared = make_function(stack, "SharedFn", S(60))
+    shared_cfn = shared.node.default_child
+    assert isinstance(shared_cfn, lambda_.CfnFunction)
+    shared_cfn.reserved_concurrent_executions = 10
+    for name in ("SharedA", "SharedB"):  # 6 + 6 > 10 reserved
+        shared.add_event_source(
+            event_sources.SqsEventSource(
+                sqs.Queue(stack, name, visibility_timeout=S(400)), batch_size=1, max_concurrency=6
+            )
+        )
+    # ... and, for AWS's limits, each one's non-compliant example included as L1 resources
+    limits = {"Resources": {}}
+    for index, entry in enumerate(e for e in RULES if e.kind == "aws-limit"):
+        limits["Resources"].update(prefixed(entry.non_compliant.template(), f"L{index}"))
+    path = tmp_path / "limits.json"
+    path.write_text(json.dumps(limits))
+    include.CfnInclude(cdk.Stack(app, "Limits"), "Examples", template_file=str(path))
     # WHEN synthesized  THEN every rule id of the registry is among the findings
     reported = {rule for _, rule in ids(app)}
     assert reported == {entry.id for entry in RULES}

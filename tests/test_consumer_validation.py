@@ -47,112 +47,124 @@ BOUNDARIES = [
         None,
         {"function_timeout": S(1)},
         {"function_timeout": S(0)},
-        ["function timeout is 0 s", "1..900 s"],
+        ["The function's Timeout is 0 s", "1..900 s", "[safe-queue:function-timeout-out-of-range]"],
     ),
     (
         "function_timeout max",
         None,
         {"function_timeout": S(900)},
         {"function_timeout": S(901)},
-        ["function timeout is 901 s", "1..900 s"],
+        ["The function's Timeout is 901 s", "1..900 s", "props: the function's timeout"],
     ),
     (
         "batch_size min",
         60,
         {"batch_size": 1},
         {"batch_size": 0},
-        ["batch_size is 0", "1..10"],
+        ["BatchSize is 0", "1..10000", "props: batch_size", "[safe-queue:batch-size-out-of-range]"],
     ),
     (
         "batch_size max without window",
         60,
         {"batch_size": 10},
         {"batch_size": 11},
-        ["batch_size is 11", "1..10 without max_batching_window"],
+        [
+            "BatchSize is 11 without a MaximumBatchingWindowInSeconds",
+            "at most 10",
+            "props: batch_size, max_batching_window",
+        ],
     ),
     (
         "batch_size max with window",
         60,
         {"batch_size": 10_000, "max_batching_window": S(1)},
         {"batch_size": 10_001, "max_batching_window": S(1)},
-        ["batch_size is 10001", "1..10000"],
+        ["BatchSize is 10001", "1..10000"],
     ),
     (
         "batch_size max on FIFO",
         60,
         {"batch_size": 10, "fifo": True},
         {"batch_size": 11, "fifo": True},
-        ["batch_size is 11", "1..10 on a FIFO queue"],
+        ["BatchSize is 11", "1..10 on a FIFO queue"],
     ),
     (
         "max_batching_window max",
         60,
         {"max_batching_window": S(300)},
         {"max_batching_window": S(301)},
-        ["max_batching_window is 301 s", "0..300 s"],
+        ["MaximumBatchingWindowInSeconds is 301 s", "0..300 s", "props: max_batching_window"],
     ),
     (
         "max_batching_window on FIFO",
         60,
         {"fifo": True, "max_batching_window": S(0)},
         {"fifo": True, "max_batching_window": S(1)},
-        ["max_batching_window is 1 s on a FIFO queue", "omit max_batching_window"],
+        [
+            "MaximumBatchingWindowInSeconds is 1 s on a FIFO queue",
+            "props: max_batching_window",
+            "[safe-queue:batching-window-on-fifo]",
+        ],
     ),
     (
         "max_concurrency min",
         60,
         {"max_concurrency": 2},
         {"max_concurrency": 1},
-        ["max_concurrency is 1", "2..1000"],
+        ["MaximumConcurrency is 1", "2..1000", "props: max_concurrency"],
     ),
     (
         "max_concurrency max",
         60,
         {"max_concurrency": 1000},
         {"max_concurrency": 1001},
-        ["max_concurrency is 1001", "2..1000"],
+        ["MaximumConcurrency is 1001", "2..1000", "props: max_concurrency"],
     ),
     (
         "max_receive_count min",
         1,
         {"max_receive_count": 1},
         {"max_receive_count": 0},
-        ["max_receive_count is 0", "1..1000"],
+        ["maxReceiveCount is 0", "1..1000", "props: max_receive_count"],
     ),
     (
         "max_receive_count max",
         1,
         {"max_receive_count": 1000},
         {"max_receive_count": 1001},
-        ["max_receive_count is 1001", "1..1000"],
+        ["maxReceiveCount is 1001", "1..1000", "props: max_receive_count"],
     ),
     (
         "retention_period min",
         1,
         {"retention_period": S(60)},
         {"retention_period": S(59)},
-        ["retention_period is 59 s", "60..1209600 s"],
+        ["Queue MessageRetentionPeriod is 59 s", "60..1209600 s", "props: retention_period"],
     ),
     (
         "retention_period max (FIFO: DLQ rule does not apply)",
         60,
         {"retention_period": S(14 * DAY), "fifo": True},
         {"retention_period": S(14 * DAY + 1), "fifo": True},
-        ["retention_period is 1209601 s", "60..1209600 s"],
+        ["Queue MessageRetentionPeriod is 1209601 s", "60..1209600 s"],
     ),
     (
         "dead_letter_retention_period min (FIFO)",
         1,
         {"dead_letter_retention_period": S(60), "fifo": True},
         {"dead_letter_retention_period": S(59), "fifo": True},
-        ["dead_letter_retention_period is 59 s", "60..1209600 s"],
+        [
+            "Dead-letter queue MessageRetentionPeriod is 59 s",
+            "60..1209600 s",
+            "props: retention_period, dead_letter_retention_period",
+        ],
     ),
     (
         "dead_letter_retention_period max",
         60,
         {"dead_letter_retention_period": S(14 * DAY)},
         {"dead_letter_retention_period": S(14 * DAY + 1)},
-        ["dead_letter_retention_period is 1209601 s", "60..1209600 s"],
+        ["Dead-letter queue MessageRetentionPeriod is 1209601 s", "60..1209600 s"],
     ),
     (
         "dead-letter retention longer than source (standard)",
@@ -185,7 +197,7 @@ BOUNDARIES = [
         [
             "VisibilityTimeout 179 s is below the function Timeout 180 s",
             "1080 s",
-            "props: raise visibility_timeout",
+            "props: visibility_timeout (omit it to derive it)",
         ],
     ),
     (
@@ -193,7 +205,7 @@ BOUNDARIES = [
         60,
         {"visibility_timeout": S(43_200), "retention_period": S(5 * DAY)},
         {"visibility_timeout": S(43_201), "retention_period": S(5 * DAY)},
-        ["visibility_timeout is 43201 s", "0..43200 s"],
+        ["VisibilityTimeout is 43201 s", "0..43200 s", "props: visibility_timeout"],
     ),
     (
         "max_message_age below retention",
@@ -214,7 +226,11 @@ BOUNDARIES = [
         60,
         {"content_based_deduplication": True, "fifo": True},
         {"content_based_deduplication": True},
-        ["content_based_deduplication is True on a standard queue", "fifo=True"],
+        [
+            "standard queue with ContentBasedDeduplication true",
+            "props: content_based_deduplication",
+            "make the queue FIFO",
+        ],
     ),
 ]
 
@@ -317,9 +333,9 @@ def test_a_refused_consumer_leaves_nothing_in_the_tree():
 @pytest.mark.parametrize(
     ("timeout", "window", "message"),
     [
-        (S(0), None, "function timeout is 0 s"),
-        (S(901), None, "function timeout is 901 s"),
-        (S(60), S(301), "max_batching_window is 301 s"),
+        (S(0), None, "The function's Timeout is 0 s"),
+        (S(901), None, "The function's Timeout is 901 s"),
+        (S(60), S(301), "MaximumBatchingWindowInSeconds is 301 s"),
     ],
 )
 def test_derive_visibility_timeout_refuses_out_of_range_inputs(
@@ -504,7 +520,7 @@ def test_every_refusal_of_one_consumer_is_reported_together():
     assert all(line.startswith("  - ") and "Fix: " in line for line in lines[1:])
     assert {line.split(" is ")[0][4:] for line in lines[1:]} == {
         "max_batching_window",
-        "batch_size",
+        "BatchSize",  # an AWS limit: the engine's words, with the props to change
         "alarm_topic",
     }
 
@@ -543,15 +559,15 @@ NAME_CASES = [
     (False, "orders", "orders", ""),
     (False, "a" * 80, "a" * 80, ""),
     (False, "a" * 81, None, "is 81 characters long"),
-    (False, "", None, "allows 1..80 characters"),
+    (False, "", None, "it is empty; SQS allows 1..80 letters"),
     (False, "orders.v2", None, "has characters SQS refuses ('.')"),
     (False, "orders queue", None, "has characters SQS refuses (' ')"),
     (False, "orders.fifo", None, "only FIFO queue names end with .fifo"),
     (True, "orders", "orders.fifo", ""),
     (True, "orders.fifo", "orders.fifo", ""),
     (True, "a" * 75, "a" * 75 + ".fifo", ""),
-    (True, "a" * 76, None, "is 81 characters long with .fifo"),
-    (True, "a" * 76 + ".fifo", None, "Fix: use at most 75 such characters before .fifo"),
+    (True, "a" * 76, None, "it is 81 characters long"),
+    (True, "a" * 76 + ".fifo", None, "Fix: use at most 80 characters, .fifo included"),
 ]
 
 
@@ -562,7 +578,8 @@ def test_queue_names_at_their_boundaries(fifo: bool, given: str, expected: str |
         assert part in message
         assert "Fix: " in message
         dead_letter_message = refused(60, fifo=fifo, dead_letter_queue_name=given)
-        assert f"dead_letter_queue_name is {given!r}" in dead_letter_message
+        assert f"The dead-letter queue's QueueName is '{given}" in dead_letter_message
+        assert "props: queue_name, dead_letter_queue_name" in dead_letter_message
         return
     consumer = build(60, fifo=fifo, queue_name=given, dead_letter_queue_name="dlq")
     queue = consumer.queue.node.default_child

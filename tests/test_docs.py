@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from dataclasses import dataclass
-from enum import Enum
 from types import ModuleType
 
-import pytest
+from safe_queue.engine import RULES, rule
 
 from .conftest import ROOT
 
@@ -25,33 +23,44 @@ def _load_hooks() -> ModuleType:
 hooks = _load_hooks()
 
 
-class _Level(Enum):
-    ERROR = "error"
-    INFO = "info"
-
-
-@dataclass(frozen=True)
-class _Rule:
-    id: str
-    level: _Level
-    summary: str
-    why: str
-    fix: str
-
-
 def test_reference_has_a_row_and_a_section_per_rule_in_order():
+    # GIVEN two of the rules, in this order
     rules = [
-        _Rule("safe-queue:a-rule", _Level.ERROR, "Catches a | b.", "Because.", "Do this."),
-        _Rule("safe-queue:b-rule", _Level.INFO, "Catches c.", "Since.", "Do that."),
+        rule("safe-queue:dead-letter-retention-too-short"),
+        rule("safe-queue:unchecked"),
     ]
     text = hooks.rules_reference(rules)
-    # a summary row linking to each section; a pipe inside a cell is escaped
-    assert "| [`safe-queue:a-rule`](#a-rule) | error | Catches a \\| b. |" in text
-    assert "| [`safe-queue:b-rule`](#b-rule) | info | Catches c. |" in text
+    # THEN a summary row links to each section, with every level the rule gives
+    assert (
+        "| [`safe-queue:dead-letter-retention-too-short`](#dead-letter-retention-too-short)"
+        " | error or warning |" in text
+    )
+    assert "| [`safe-queue:unchecked`](#unchecked) | info |" in text
     headings = re.findall(r"^## `([^`]+)` \{#([^}]+)\}$", text, re.M)
-    assert headings == [("safe-queue:a-rule", "a-rule"), ("safe-queue:b-rule", "b-rule")]
-    assert "**Why.** Since." in text
-    assert "**Fix.** Do that." in text
+    assert headings == [
+        ("safe-queue:dead-letter-retention-too-short", "dead-letter-retention-too-short"),
+        ("safe-queue:unchecked", "unchecked"),
+    ]
+
+
+def test_a_cell_with_a_pipe_is_escaped():
+    assert hooks._cell("a | b\n c") == "a \\| b c"
+
+
+def test_each_section_shows_the_source_and_both_examples_as_cloudformation():
+    text = hooks.rules_reference([rule("safe-queue:visibility-below-function-timeout")])
+    assert (
+        "**Source.** <https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html>"
+        in text
+    )
+    assert (
+        '!!! example "Breaks it: Visibility 60 s on a 180 s function (the seed incident)."' in text
+    )
+    assert '!!! example "Passes: Visibility 1082 s = 6 x 180 s + 2 s."' in text
+    # the examples are the rule's own, rendered: the broken one's visibility is 60
+    broken = text.split("Breaks it")[1].split("Passes")[0]
+    assert "      VisibilityTimeout: 60" in broken
+    assert "Type: AWS::Lambda::EventSourceMapping" in broken
 
 
 def test_rules_page_keeps_the_marker():
@@ -60,8 +69,15 @@ def test_rules_page_keeps_the_marker():
 
 
 def test_every_registered_rule_is_documented():
-    rules_module = pytest.importorskip("safe_queue.engine.rules")
     text = hooks.rules_reference()
-    for rule in rules_module.RULES:
-        assert f"## `{rule.id}`" in text
-        assert rule.fix.split()[0] in text
+    for entry in RULES:
+        assert f"## `{entry.id}`" in text
+        assert entry.fix in text
+        assert entry.source_url in text
+
+
+def test_the_readme_lists_every_rule_id_and_no_other():
+    # The README's tables are written by hand: this keeps them in step with the engine.
+    readme = (ROOT / "README.md").read_text()
+    listed = set(re.findall(r"^\| `(safe-queue:[a-z-]+)` \|", readme, re.M))
+    assert listed == {entry.id for entry in RULES}

@@ -22,7 +22,7 @@ from packaging.requirements import Requirement
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 VERSION = re.search(
-    r'^__version__ = "([^"]+)"$', (ROOT / "safe_queue" / "__init__.py").read_text(), re.M
+    r'^__version__ = "([^"]+)"$', (ROOT / "safe_queue" / "_version.py").read_text(), re.M
 )
 
 
@@ -50,7 +50,7 @@ def metadata(wheel: zipfile.ZipFile) -> Message:
 
 
 def test_version_is_single_sourced_from_the_package(metadata: Message):
-    # GIVEN pyproject.toml declares the version dynamic, read from safe_queue/__init__.py
+    # GIVEN pyproject.toml declares the version dynamic, read from safe_queue/_version.py
     assert "version" in PYPROJECT["project"]["dynamic"]
     assert "version" not in PYPROJECT["project"]
     # THEN the built metadata carries __version__

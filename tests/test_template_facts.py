@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,13 @@ from safe_queue.engine import FunctionFacts, QueueFacts, RedriveFacts, Unknown
 from safe_queue.template import CheckedMapping, check_paths, mappings
 
 FIXTURES = Path(__file__).parent / "fixtures" / "templates"
+
+
+def unkeyed(function: object) -> object:
+    """A function's facts without its identity key (test_function_keys_name_template_and_id)."""
+    return (
+        dataclasses.replace(function, key="") if isinstance(function, FunctionFacts) else function
+    )
 
 
 def by_id(*names: str, parameters: dict[str, str] | None = None) -> dict[str, CheckedMapping]:
@@ -32,7 +40,7 @@ def test_seed_000_broken_alone_leaves_the_imported_queue_unknown() -> None:
     assert facts.batch_size == 5
     assert facts.batching_window == 2
     assert facts.report_batch_item_failures is None
-    assert facts.function == FunctionFacts(name="RenderFn", timeout=180)
+    assert unkeyed(facts.function) == FunctionFacts(name="RenderFn", timeout=180)
     # AND the queue is unknown, with the reason, never guessed
     assert isinstance(facts.queue, Unknown)
     assert "invoice-render-queue-arn" in facts.queue.why
@@ -44,7 +52,9 @@ def test_two_templates_joined_by_an_export() -> None:
     # GIVEN the queue's stack that exports the ARN WHEN both are checked as one deployment
     mapping = by_id("seed000_broken.yaml", "seed000_queue_stack.yaml")["RenderFnQueue"]
     # THEN Fn::ImportValue resolves to the other template's queue
-    assert mapping.facts.queue == QueueFacts(name="InvoiceRenderQueue", visibility_timeout=60)
+    assert mapping.facts.queue == QueueFacts(
+        name="InvoiceRenderQueue", visibility_timeout=60, queue_name="invoice-render"
+    )
     assert mapping.extra["queue"] == "InvoiceRenderQueue"
 
 
@@ -91,7 +101,7 @@ def test_seed_001_template() -> None:
         retention_period=345_600,
         redrive=RedriveFacts(5, QueueFacts(name="WorkDlq", retention_period=1_209_600)),
     )
-    assert facts.function == FunctionFacts(name="WorkFunction", timeout=60)
+    assert unkeyed(facts.function) == FunctionFacts(name="WorkFunction", timeout=60)
     assert (facts.batch_size, facts.batching_window) == (10, 5)
 
 
@@ -103,7 +113,7 @@ def test_every_way_of_naming_the_queue_and_function_is_followed(mapping_id: str)
     # GIVEN aliases, versions, Fn::Sub/Fn::Join ARNs, literal ARNs and list-form GetAtt
     facts = by_id("intrinsics.yaml")[mapping_id].facts
     # THEN each reaches the same queue (RedrivePolicy as a JSON string) and function
-    assert facts.function == FunctionFacts(name="SlowFn", timeout=120)
+    assert unkeyed(facts.function) == FunctionFacts(name="SlowFn", timeout=120)
     assert isinstance(facts.queue, QueueFacts)
     assert facts.queue.name == "ShortQueue"
     assert facts.queue.visibility_timeout == 60
@@ -119,7 +129,7 @@ def test_literal_arn_of_a_queue_outside_the_run_is_unknown() -> None:
         "arn:aws:sqs:eu-west-1:123456789012:someone-elses-queue is not defined in these templates",
     )
     assert mapping.extra["queue"] == "arn:aws:sqs:eu-west-1:123456789012:someone-elses-queue"
-    assert mapping.facts.function == FunctionFacts(name="SlowFn", timeout=120)
+    assert unkeyed(mapping.facts.function) == FunctionFacts(name="SlowFn", timeout=120)
 
 
 def test_mappings_of_streams_kafka_and_mq_are_ignored_and_not_counted() -> None:
@@ -138,12 +148,12 @@ def test_sam_globals_are_overridden_by_the_function_and_events_keep_their_settin
     checked = by_id("sam_globals.yaml")
     assert set(checked) == {"GlobalsFnOrders", "OwnFnOrders", "AliasConsumer"}
     globals_fn = checked["GlobalsFnOrders"].facts
-    assert globals_fn.function == FunctionFacts(
+    assert unkeyed(globals_fn.function) == FunctionFacts(
         name="GlobalsFn", timeout=120, reserved_concurrency=5
     )
     assert globals_fn.batch_size is None  # SAM's default is AWS's: the engine applies 10
     own = checked["OwnFnOrders"].facts
-    assert own.function == FunctionFacts(name="OwnFn", timeout=30, reserved_concurrency=2)
+    assert unkeyed(own.function) == FunctionFacts(name="OwnFn", timeout=30, reserved_concurrency=2)
     assert (own.batch_size, own.max_concurrency, own.has_filters) == (1, 2, True)
     assert "The mapping is disabled with Enabled: false; checked as if enabled." in own.notes
     # AND a Ref to SAM's generated alias (AutoPublishAlias: live) reaches the function
@@ -168,7 +178,7 @@ Resources:
     )
     (mapping,) = mappings([path])[1]
     assert mapping.source.logical_id == "FnWork"
-    assert mapping.facts.function == FunctionFacts(name="Fn")
+    assert unkeyed(mapping.facts.function) == FunctionFacts(name="Fn")
     assert mapping.facts.queue == QueueFacts(name="Queue")
 
 
@@ -337,7 +347,7 @@ def test_sam_sns_sqs_subscription_generates_a_queue_and_a_mapping() -> None:
     existing = checked["NotifyFnExistingEventSourceMapping"].facts
     assert existing.queue == QueueFacts(name="OwnQueue", visibility_timeout=360)
     assert existing.batch_size == 1
-    assert existing.function == FunctionFacts(name="NotifyFn", timeout=60)
+    assert unkeyed(existing.function) == FunctionFacts(name="NotifyFn", timeout=60)
 
 
 def test_sam_sqs_event_without_a_queue_is_unchecked(tmp_path: Path) -> None:
@@ -472,3 +482,11 @@ def test_cdk_nested_stacks_are_read_and_take_their_parameters_from_the_parent() 
     assert consumer.facts.queue == QueueFacts(name="Queue4A7E3555", visibility_timeout=30)
     assert consumer.source.template.path.endswith("ParentConsumers1A2B3C4D.nested.template.json")
     assert "parameters" not in consumer.extra  # nothing assumed: the parent gives the value
+
+
+def test_function_keys_name_template_and_id() -> None:
+    # GIVEN the seed template  WHEN its mapping is read
+    (mapping,) = mappings([FIXTURES / "seed000_broken.yaml"])[1]
+    # THEN the function's key is its template and logical id: mappings of one function share it
+    assert isinstance(mapping.facts.function, FunctionFacts)
+    assert mapping.facts.function.key == f"{FIXTURES / 'seed000_broken.yaml'}#RenderFn"

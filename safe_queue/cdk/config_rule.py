@@ -8,7 +8,7 @@ Lambda function gets an evaluation: ``COMPLIANT``, ``NON_COMPLIANT`` (an error o
 warning; the annotation names the rule ids) or ``NOT_APPLICABLE`` (could not be checked).
 
 The function's role has exactly the audit's read actions
-(:data:`safe_queue.live.account.IAM_ACTIONS`), ``config:PutEvaluations``, and
+(:data:`safe_queue.live.actions.IAM_ACTIONS`), ``config:PutEvaluations``, and
 ``logs:CreateLogStream`` / ``logs:PutLogEvents`` on its own log group. It is passed to
 the function as an immutable role, so that ``aws_config.CustomRule`` cannot attach the
 ``AWSConfigRulesExecutionRole`` managed policy (which also grants reading every
@@ -38,11 +38,21 @@ from constructs import Construct
 
 import safe_queue
 from safe_queue.errors import SafeQueueConfigError
-from safe_queue.live.account import IAM_ACTIONS
+from safe_queue.live.actions import IAM_ACTIONS
 
 __all__ = ["BUNDLED", "SafeQueueConfigRule", "handler_code_directory"]
 
-BUNDLED: Final = ("__init__.py", "py.typed", "errors.py", "report.py", "engine", "live")
+BUNDLED: Final = (
+    "__init__.py",
+    "_version.py",
+    "py.typed",
+    "errors.py",
+    "keys.py",
+    "report.py",
+    "retries.py",
+    "engine",
+    "live",
+)
 """What of the installed ``safe_queue`` package goes into the function (no CDK module)."""
 _NOT_BUNDLED: Final = ("__pycache__", "*.pyc", "command.py")  # command.py: the CLI only
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import weakref
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,7 @@ from safe_queue.cdk import plan as planning
 from safe_queue.cdk._values import (
     Refusals,
     implements,
+    is_string_token,
     plain_bool,
     plain_number,
     type_error,
@@ -33,10 +35,9 @@ from safe_queue.cdk.function import function_properties, underlying_function
 from safe_queue.cdk.function import function_timeout as read_function_timeout
 from safe_queue.cdk.function import reserved_concurrency as read_reserved_concurrency
 from safe_queue.cdk.idempotency import IDEMPOTENCY_TABLE_ENV, idempotency_table
-from safe_queue.engine import Level, limits
-from safe_queue.engine.rules import function_timeout_unchanged, recommended_visibility_timeout
+from safe_queue.engine import FunctionFacts, Level, MappingFacts, evaluate
 from safe_queue.errors import SafeQueueConfigError
-from safe_queue.runtime.diagnosis import VISIBILITY_TIMEOUT_ENV
+from safe_queue.keys import VISIBILITY_TIMEOUT_ENV
 
 __all__ = [
     "REDELIVERY_ALARM_EVALUATION_PERIODS",
@@ -101,18 +102,13 @@ def derive_visibility_timeout(
     >>> derive_visibility_timeout(Duration.minutes(1)).to_seconds()
     360
     """
-    timeout = planning.FUNCTION_TIMEOUT.check(whole_seconds("function_timeout", function_timeout))
-    window = _window_seconds(max_batching_window)
-    return _seconds(recommended_visibility_timeout(timeout, window))
+    timeout = whole_seconds("function_timeout", function_timeout)
+    window = _optional_seconds("max_batching_window", max_batching_window) or 0
+    return _seconds(planning.derived_visibility_timeout(timeout, window))
 
 
 def _optional_seconds(setting: str, value: Duration | None) -> int | None:
     return None if value is None else whole_seconds(setting, value)
-
-
-def _window_seconds(max_batching_window: Duration | None) -> int:
-    window = _optional_seconds("max_batching_window", max_batching_window) or 0
-    return planning.BATCHING_WINDOW.check(window)
 
 
 # cdk-nag 3 (and aws-cdk-lib's policy validation) honour acknowledgements recorded as this
@@ -144,14 +140,17 @@ class _Derived:
 
     consumer_path: str
     cfn_function: lambda_.CfnFunction
-    function_timeout: int
+    facts: MappingFacts
+    """The facts the engine accepted, the derived function timeout recorded."""
 
 
 @jsii.implements(IValidation)
 class _FunctionTimeoutsUnchanged:
     """Synth-time check that no escape hatch changed a timeout a consumer derived from.
 
-    One per stack, for all its consumers: each validation costs a call from jsii into Python.
+    Each consumer's facts are judged again by the engine with the function's final timeout;
+    its errors (``safe-queue:function-timeout-changed`` among them) fail the synth. One
+    validation per stack, for all its consumers: each costs a call from jsii into Python.
     """
 
     def __init__(self) -> None:
@@ -161,16 +160,20 @@ class _FunctionTimeoutsUnchanged:
         errors = []
         for derived in self.consumers:
             final = derived.cfn_function.timeout
-            finding = function_timeout_unchanged(
-                function_timeout=limits.FUNCTION_TIMEOUT_DEFAULT if final is None else int(final),
-                derived_function_timeout=derived.function_timeout,
+            function = derived.facts.function
+            assert isinstance(function, FunctionFacts)
+            facts = dataclasses.replace(
+                derived.facts,
+                function=dataclasses.replace(
+                    function, timeout=None if final is None else int(final)
+                ),
             )
-            if finding is not None:
-                errors.append(
-                    f"SafeQueueConsumer {derived.consumer_path}, function"
-                    f" {derived.cfn_function.node.path}: {finding.message}"
-                    f" [{finding.rule_id}]"
-                )
+            errors += [
+                f"SafeQueueConsumer {derived.consumer_path}, function"
+                f" {derived.cfn_function.node.path}: {finding.message} [{finding.rule_id}]"
+                for finding in evaluate(facts)
+                if finding.level is Level.ERROR
+            ]
         return errors
 
 
@@ -345,7 +348,7 @@ class SafeQueueConsumer(Construct):
     ...
     safe_queue.SafeQueueConfigError: SafeQueueConsumer Invoices/Broken: 2 settings refused:
       - max_batching_window is 5 (an int); expected a Duration. Fix: ...
-      - batch_size is 0; allowed 1..10 without max_batching_window ... Fix: ...
+      - BatchSize is 0; AWS allows 1..10000 ... [safe-queue:batch-size-out-of-range]
     """
 
     def __init__(
@@ -355,10 +358,10 @@ class SafeQueueConsumer(Construct):
         *,
         function: lambda_.IFunction,
         function_timeout: Duration | None = None,
-        batch_size: int = limits.BATCH_SIZE_DEFAULT,
+        batch_size: int | None = None,
         max_batching_window: Duration | None = None,
         max_concurrency: int | None = None,
-        max_receive_count: int = limits.MAX_RECEIVE_COUNT_GUIDANCE,
+        max_receive_count: int | None = None,
         retention_period: Duration | None = None,
         dead_letter_retention_period: Duration | None = None,
         visibility_timeout: Duration | None = None,
@@ -380,9 +383,10 @@ class SafeQueueConsumer(Construct):
         # collected: a refused consumer leaves no trace and names all its problems at once.
         refusals = Refusals()
 
-        def number(setting: str, value: Any, fallback: int) -> int:
-            checked = refusals.attempt(setting, plain_number, setting, value)
-            return fallback if checked is None else checked
+        def number(setting: str, value: Any) -> int | None:
+            return (
+                None if value is None else refusals.attempt(setting, plain_number, setting, value)
+            )
 
         def seconds(setting: str, value: Any) -> int | None:
             return (
@@ -398,7 +402,7 @@ class SafeQueueConsumer(Construct):
 
         own_function: lambda_.Function | None = None
         cfn_function: lambda_.CfnFunction | None = None
-        timeout: int = limits.FUNCTION_TIMEOUT_DEFAULT
+        timeout: int | None = None
         properties: Any = None
         if implements(function, lambda_.IFunction):
             own_function = underlying_function(function)
@@ -411,7 +415,7 @@ class SafeQueueConsumer(Construct):
                 function_timeout,
                 properties,
             )
-            timeout = timeout if read is None else read
+            timeout = read
         else:
             refusals.add(
                 "function",
@@ -419,10 +423,8 @@ class SafeQueueConsumer(Construct):
             )
             seconds("function_timeout", function_timeout)
         is_fifo = flag("fifo", fifo)
-        window = seconds("max_batching_window", max_batching_window) or 0
-        concurrency = (
-            None if max_concurrency is None else number("max_concurrency", max_concurrency, 2)
-        )
+        window = seconds("max_batching_window", max_batching_window)
+        concurrency = number("max_concurrency", max_concurrency)
         construct(
             "alarm_topic",
             alarm_topic,
@@ -496,18 +498,14 @@ class SafeQueueConsumer(Construct):
         try:
             plan = planning.plan(
                 function_timeout=timeout,
-                batch_size=number("batch_size", batch_size, limits.BATCH_SIZE_DEFAULT),
+                batch_size=number("batch_size", batch_size),
                 batching_window=window,
                 max_concurrency=concurrency,
-                max_receive_count=number(
-                    "max_receive_count", max_receive_count, limits.MAX_RECEIVE_COUNT_GUIDANCE
-                ),
-                retention_period=seconds("retention_period", retention_period)
-                or limits.RETENTION_DEFAULT,
+                max_receive_count=number("max_receive_count", max_receive_count),
+                retention_period=seconds("retention_period", retention_period),
                 dead_letter_retention_period=seconds(
                     "dead_letter_retention_period", dead_letter_retention_period
-                )
-                or limits.RETENTION_MAX,
+                ),
                 visibility_timeout=seconds("visibility_timeout", visibility_timeout),
                 report_batch_item_failures=report_failures,
                 fifo=is_fifo,
@@ -519,6 +517,8 @@ class SafeQueueConsumer(Construct):
                     read_reserved_concurrency(properties) if not refusals else None
                 ),
                 has_filters=bool(filters),
+                queue_name=None if is_string_token(names[0] or "") else names[0],
+                dead_letter_queue_name=None if is_string_token(names[1] or "") else names[1],
                 refusals=refusals,
             )
         except SafeQueueConfigError:
@@ -674,8 +674,13 @@ class SafeQueueConsumer(Construct):
         if own_function is not None:
             self._set_visibility_env(own_function, plan.visibility_timeout, path)
         if cfn_function is not None:
+            assert plan.facts is not None
             scope_facts.validator.consumers.append(
-                _Derived(path, cfn_function, plan.function_timeout)
+                _Derived(
+                    path,
+                    cfn_function,
+                    dataclasses.replace(plan.facts, derived_function_timeout=plan.function_timeout),
+                )
             )
 
     def _set_visibility_env(self, function: lambda_.Function, visibility: int, path: str) -> None:

@@ -68,8 +68,10 @@ def function_timeout(
     own: lambda_.Function | None,
     given: Duration | None,
     properties: Mapping[str, Any] | None = None,
-) -> int:
+) -> int | None:
     """Return the function's timeout in seconds: its own, else ``given``; refuse a conflict.
+
+    ``None`` for a function without a timeout: the engine applies Lambda's default (3 s).
 
     ``own`` is :func:`underlying_function` of ``function`` (looked up once by the caller);
     ``properties`` its L1 properties (:func:`function_properties`), read instead of the L2's
@@ -92,19 +94,16 @@ def function_timeout(
                 " time to derive the queue's settings. Fix: give the function a concrete"
                 " timeout, e.g. Duration.seconds(180), instead of a parameter or an import."
             )
-        timeout = limits.FUNCTION_TIMEOUT_DEFAULT if raw is None else int(raw)
+        timeout = None if raw is None else int(raw)
     else:
         own_timeout = own.timeout
-        timeout = (
-            limits.FUNCTION_TIMEOUT_DEFAULT
-            if own_timeout is None
-            else whole_seconds("function timeout", own_timeout)
-        )
+        timeout = None if own_timeout is None else whole_seconds("function timeout", own_timeout)
     given_seconds = None if given is None else whole_seconds("function_timeout", given)
-    if given_seconds is not None and given_seconds != timeout:
+    effective = limits.FUNCTION_TIMEOUT_DEFAULT if timeout is None else timeout
+    if given_seconds is not None and given_seconds != effective:
         raise SafeQueueConfigError(
             f"function_timeout is {given_seconds} s but the function"
-            f" {own.node.path} has a timeout of {timeout} s: the queue would be sized for the"
+            f" {own.node.path} has a timeout of {effective} s: the queue would be sized for the"
             " wrong value (the drift this library exists to stop). Fix: omit function_timeout;"
             " it is read from the function."
         )

@@ -1,130 +1,91 @@
 """SafeQueueConsumer's numbers: props in, validated and derived settings out. Pure, no CDK.
 
-The ranges are AWS's limits (:mod:`safe_queue.engine.limits`); the rules are the engine's
-(:func:`safe_queue.engine.evaluate` over the facts the consumer would synthesize), so the
-construct refuses exactly what ``safe-queue check`` reports as an error, and warns about
-what it reports as a warning.
+The consumer's props become the engine's facts (``None`` where a prop is not given, so the
+engine supplies AWS's default), and the engine judges them as it judges any template: an
+``error`` finding (an AWS limit, or a setting that duplicates or loses messages) refuses
+the consumer, a ``warning`` is reported on it. So the construct refuses exactly what
+``safe-queue check`` reports as an error, with the same rule ids. What is the construct's
+own lives here too: its defaults (``max_receive_count`` 5, dead-letter retention 14 days,
+the derived visibility timeout), the age-alarm threshold, and the words that name the props
+to change.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from safe_queue.cdk._values import Refusals, is_string_token, type_error
 from safe_queue.engine import (
+    Finding,
     FunctionFacts,
     Level,
     MappingFacts,
     QueueFacts,
     RedriveFacts,
+    Role,
     Unknown,
     evaluate,
     limits,
+    recommended_visibility_timeout,
+    rule,
+    rule_inputs,
+    time_to_dead_letter,
 )
-from safe_queue.engine.rules import Finding, recommended_visibility_timeout
-from safe_queue.errors import SafeQueueConfigError
 
 __all__ = [
+    "DEAD_LETTER_RETENTION_DEFAULT",
     "FIFO_SUFFIX",
+    "MAX_RECEIVE_COUNT_DEFAULT",
     "QUEUE_NAME_MAX_LENGTH",
-    "Bound",
     "Plan",
+    "derived_visibility_timeout",
     "plan",
     "queue_name",
+    "with_props",
 ]
 
+MAX_RECEIVE_COUNT_DEFAULT: Final = limits.MAX_RECEIVE_COUNT_GUIDANCE
+"""The consumer's ``max_receive_count`` when none is given: AWS's guidance, 5."""
+DEAD_LETTER_RETENTION_DEFAULT: Final = limits.RETENTION_MAX
+"""The dead-letter queue keeps messages as long as SQS allows (14 days) unless told."""
+QUEUE_NAME_MAX_LENGTH: Final = limits.QUEUE_NAME_MAX_LENGTH
+FIFO_SUFFIX: Final = limits.FIFO_SUFFIX
 
-@dataclass(frozen=True)
-class Bound:
-    """An allowed range for one setting; :meth:`check` refuses values outside it.
-
-    Examples
-    --------
-    >>> Bound("batch_size", 1, 10, note="without max_batching_window").check(11)
-    Traceback (most recent call last):
-    ...
-    safe_queue.SafeQueueConfigError: batch_size is 11; allowed 1..10 without ... Fix: ...
-    """
-
-    setting: str
-    low: int
-    high: int
-    unit: str = ""
-    note: str = ""
-    fix: str = ""
-    """What to do instead; default: set the setting within the range."""
-
-    def check(self, value: int) -> int:
-        """Return ``value`` if ``low <= value <= high``, else raise SafeQueueConfigError."""
-        if self.low <= value <= self.high:
-            return value
-        note = f" {self.note}" if self.note else ""
-        fix = self.fix or f"set {self.setting} within {self.low}..{self.high}{self.unit}"
-        raise SafeQueueConfigError(
-            f"{self.setting} is {value}{self.unit}; allowed {self.low}..{self.high}{self.unit}"
-            f"{note}. Fix: {fix}."
-        )
-
-
-# The allowed range of every numeric prop: AWS's own limits.
-FUNCTION_TIMEOUT = Bound(
-    "function timeout",
-    limits.FUNCTION_TIMEOUT_MIN,
-    limits.FUNCTION_TIMEOUT_MAX,
-    " s",
-    "(Lambda's limit; the function's `timeout`, or `function_timeout`)",
-    f"give the function a timeout of {limits.FUNCTION_TIMEOUT_MIN}..{limits.FUNCTION_TIMEOUT_MAX}"
-    " s (or pass that as function_timeout for an imported function)",
-)
-BATCHING_WINDOW = Bound("max_batching_window", 0, limits.BATCHING_WINDOW_MAX, " s")
-_BATCH_SIZE_FIFO = Bound("batch_size", 1, limits.BATCH_SIZE_MAX_FIFO, note="on a FIFO queue")
-_BATCH_SIZE_WITH_WINDOW = Bound(
-    "batch_size", 1, limits.BATCH_SIZE_MAX_STANDARD, note="with a max_batching_window"
-)
-_BATCH_SIZE_WITHOUT_WINDOW = Bound(
-    "batch_size",
-    1,
-    limits.BATCH_SIZE_MAX_WITHOUT_WINDOW,
-    note=f"without max_batching_window (1..{limits.BATCH_SIZE_MAX_STANDARD} with a"
-    " max_batching_window of at least 1 s, standard queues only)",
-)
-_MAX_CONCURRENCY = Bound("max_concurrency", limits.MAX_CONCURRENCY_MIN, limits.MAX_CONCURRENCY_MAX)
-_MAX_RECEIVE_COUNT = Bound(
-    "max_receive_count", limits.MAX_RECEIVE_COUNT_MIN, limits.MAX_RECEIVE_COUNT_MAX
-)
-_RETENTION = Bound("retention_period", limits.RETENTION_MIN, limits.RETENTION_MAX, " s")
-_DEAD_LETTER_RETENTION = Bound(
-    "dead_letter_retention_period", limits.RETENTION_MIN, limits.RETENTION_MAX, " s"
-)
-_VISIBILITY_TIMEOUT = Bound("visibility_timeout", 0, limits.VISIBILITY_TIMEOUT_MAX, " s")
-
-# The construct's own words for the engine's rules: which props to change.
-_PROP_HINTS = {
-    "safe-queue:visibility-below-function-timeout": "raise visibility_timeout, or omit it to"
-    " derive it",
-    "safe-queue:visibility-below-guidance": "omit visibility_timeout to derive it",
-    "safe-queue:max-receive-count-below-guidance": "max_receive_count",
-    "safe-queue:dead-letter-retention-too-short": "dead_letter_retention_period, retention_period",
-    "safe-queue:retention-below-retry-budget": "retention_period, max_receive_count",
-    "safe-queue:no-report-batch-item-failures": "report_batch_item_failures=True, or batch_size=1",
-    "safe-queue:reserved-concurrency-without-max-concurrency": "max_concurrency",
-    "safe-queue:max-concurrency-above-reserved-concurrency": "max_concurrency",
+# The consumer's prop for each property the engine's rules read (Rule.properties).
+_PROPS: Final[dict[tuple[Role, str], str]] = {
+    ("queue", "Properties/VisibilityTimeout"): "visibility_timeout (omit it to derive it)",
+    ("queue", "Properties/MessageRetentionPeriod"): "retention_period",
+    ("queue", "Properties/RedrivePolicy"): "max_receive_count",
+    ("queue", "Properties/FifoQueue"): "fifo",
+    ("queue", "Properties/ContentBasedDeduplication"): "content_based_deduplication",
+    ("queue", "Properties/QueueName"): "queue_name",
+    ("dead_letter_queue", "Properties/MessageRetentionPeriod"): "dead_letter_retention_period",
+    ("dead_letter_queue", "Properties/QueueName"): "dead_letter_queue_name",
+    ("function", "Properties/Timeout"): "the function's timeout (function_timeout if imported)",
+    ("function", "Properties/ReservedConcurrentExecutions"): "the function's reserved concurrency",
+    ("mapping", "Properties/BatchSize"): "batch_size",
+    ("mapping", "Properties/MaximumBatchingWindowInSeconds"): "max_batching_window",
+    ("mapping", "Properties/FunctionResponseTypes"): "report_batch_item_failures",
+    ("mapping", "Properties/ScalingConfig"): "max_concurrency",
+    ("mapping", "Properties/ScalingConfig/MaximumConcurrency"): "max_concurrency",
+    ("mapping", "Properties/FilterCriteria"): "filters",
 }
 
 
-def with_prop_hint(finding: Finding) -> Finding:
-    """Return ``finding`` with the SafeQueueConsumer props to change, where there are any."""
-    hint = _PROP_HINTS.get(finding.rule_id)
-    if hint is None:
+def with_props(finding: Finding) -> Finding:
+    """Return ``finding`` naming the consumer's props that set what its rule reads."""
+    props = dict.fromkeys(
+        _PROPS[place] for place in rule(finding.rule_id).properties if place in _PROPS
+    )
+    if not props:
         return finding
-    return Finding(finding.rule_id, finding.level, f"{finding.message} (props: {hint})")
-
-
-def batch_size_bound(*, fifo: bool, batching_window: int) -> Bound:
-    """Return the allowed batch sizes for this queue type and batching window."""
-    if fifo:
-        return _BATCH_SIZE_FIFO
-    return _BATCH_SIZE_WITH_WINDOW if batching_window > 0 else _BATCH_SIZE_WITHOUT_WINDOW
+    return Finding(
+        finding.rule_id,
+        finding.level,
+        f"{finding.message} (props: {', '.join(props)})",
+        finding.acknowledged,
+    )
 
 
 @dataclass(frozen=True)
@@ -144,11 +105,15 @@ class Plan:
     """The engine's warnings and infos about the pair (errors are refused)."""
     max_concurrency_from_reserved: bool = False
     """True when :attr:`max_concurrency` is the function's reserved concurrency."""
+    facts: MappingFacts | None = None
+    """The facts the engine judged: what the consumer synthesizes."""
 
     @property
     def max_time_to_dead_letter(self) -> int:
-        """Worst case before a failing message is dead-lettered: receives x visibility."""
-        return self.max_receive_count * self.visibility_timeout
+        """Worst case before a failing message is dead-lettered (the engine's retry budget)."""
+        return time_to_dead_letter(
+            visibility_timeout=self.visibility_timeout, max_receive_count=self.max_receive_count
+        )
 
     @property
     def reported_rule_ids(self) -> tuple[str, ...]:
@@ -159,15 +124,53 @@ class Plan:
         return tuple(dict.fromkeys(w.rule_id for w in self.warnings if w.level is Level.WARNING))
 
 
+def _refuse_errors(findings: list[Finding], refused: Refusals) -> None:
+    """Add every error of ``findings`` (already :func:`with_props`) to ``refused``."""
+    for finding in findings:
+        if finding.level is Level.ERROR and finding.rule_id not in refused.settings:
+            refused.add(finding.rule_id, f"{finding.message} [{finding.rule_id}]")
+
+
+def derived_visibility_timeout(function_timeout: int, batching_window: int = 0) -> int:
+    """Return ``6 x function_timeout + batching_window``, refusing what AWS would reject.
+
+    Raises
+    ------
+    SafeQueueConfigError
+        The engine finds an error in a function with that timeout and a mapping with that
+        batching window (each outside AWS's range), with the rule ids.
+
+    Examples
+    --------
+    >>> derived_visibility_timeout(180, 2)
+    1082
+    >>> derived_visibility_timeout(901)
+    Traceback (most recent call last):
+    ...
+    safe_queue.SafeQueueConfigError: The function's Timeout is 901 s; AWS allows 1..900 s, ...
+    """
+    visibility = recommended_visibility_timeout(function_timeout, batching_window)
+    refused = Refusals()
+    facts = MappingFacts(
+        QueueFacts(visibility_timeout=visibility),
+        FunctionFacts(timeout=function_timeout),
+        batching_window=batching_window,
+    )
+    _refuse_errors([with_props(f) for f in evaluate(facts)], refused)
+    if refused:
+        raise refused.error()
+    return visibility
+
+
 def plan(
     *,
-    function_timeout: int,
-    batch_size: int,
-    batching_window: int,
+    function_timeout: int | None,
+    batch_size: int | None,
+    batching_window: int | None,
     max_concurrency: int | None,
-    max_receive_count: int,
-    retention_period: int,
-    dead_letter_retention_period: int,
+    max_receive_count: int | None,
+    retention_period: int | None,
+    dead_letter_retention_period: int | None,
     visibility_timeout: int | None,
     report_batch_item_failures: bool,
     fifo: bool,
@@ -175,14 +178,17 @@ def plan(
     max_message_age: int | None,
     reserved_concurrency: int | Unknown | None = None,
     has_filters: bool = False,
+    queue_name: str | None = None,
+    dead_letter_queue_name: str | None = None,
     refusals: Refusals | None = None,
 ) -> Plan:
-    """Validate the props (plain values) and derive the rest.
+    """Judge the props (plain values; ``None``: not given) and derive the rest.
 
-    Each prop is checked against its range on its own, and every refusal is collected in
-    ``refusals`` (settings already refused there, e.g. for their type, are skipped); the
-    engine's rules, which combine props, run once every prop is valid on its own. With any
-    refusal, one :class:`~safe_queue.SafeQueueConfigError` lists them all.
+    The props become one mapping's facts and the engine judges them (AWS's defaults for what
+    is not given, the consumer's own for ``max_receive_count``, the dead-letter retention
+    and the visibility timeout); every ``error`` is collected in ``refusals`` (settings
+    already refused there, e.g. for their type, were passed as ``None``), and with any
+    refusal one :class:`~safe_queue.SafeQueueConfigError` lists them all.
 
     With ``reserved_concurrency`` R and no ``max_concurrency``, ``max_concurrency`` is R
     when R is a valid maximum concurrency (2..1,000); otherwise the engine's concurrency
@@ -191,157 +197,113 @@ def plan(
     Examples
     --------
     >>> p = plan(function_timeout=180, batch_size=5, batching_window=2, max_concurrency=None,
-    ...     max_receive_count=5, retention_period=345_600, dead_letter_retention_period=1_209_600,
+    ...     max_receive_count=None, retention_period=None, dead_letter_retention_period=None,
     ...     visibility_timeout=None, report_batch_item_failures=True, fifo=False,
     ...     content_based_deduplication=False, max_message_age=None, reserved_concurrency=20)
     >>> p.visibility_timeout, p.max_time_to_dead_letter, p.max_concurrency, p.warnings
     (1082, 5410, 20, ())
     """
     refused = Refusals() if refusals is None else refusals
-
-    def check(key: str, bound: Bound, value: int) -> None:
-        if key not in refused.settings:
-            refused.attempt(key, bound.check, value)
-
-    check("function_timeout", FUNCTION_TIMEOUT, function_timeout)
-    check("max_batching_window", BATCHING_WINDOW, batching_window)
-    if fifo and batching_window > 0 and not {"fifo", "max_batching_window"} & refused.settings:
-        refused.add(
-            "max_batching_window",
-            f"max_batching_window is {batching_window} s on a FIFO queue; Lambda supports no"
-            " batching window for FIFO queues. Fix: omit max_batching_window, or use fifo=False.",
+    # AWS's defaults for what is not given, from the engine (function timeout, batch size,
+    # batching window, retention); the visibility timeout is derived from them.
+    defaults = rule_inputs(
+        MappingFacts(
+            QueueFacts(retention_period=retention_period),
+            FunctionFacts(timeout=function_timeout),
+            batch_size=batch_size,
+            batching_window=batching_window,
         )
-    if content_based_deduplication and not fifo and "fifo" not in refused.settings:
-        refused.add(
-            "content_based_deduplication",
-            "content_based_deduplication is True on a standard queue; it exists only on FIFO"
-            " queues. Fix: set fifo=True, or drop content_based_deduplication.",
-        )
-    check("batch_size", batch_size_bound(fifo=fifo, batching_window=batching_window), batch_size)
-    if max_concurrency is not None:
-        check("max_concurrency", _MAX_CONCURRENCY, max_concurrency)
-    check("max_receive_count", _MAX_RECEIVE_COUNT, max_receive_count)
-    check("retention_period", _RETENTION, retention_period)
-    check("dead_letter_retention_period", _DEAD_LETTER_RETENTION, dead_letter_retention_period)
-    if visibility_timeout is None:  # derived from valid inputs, it is always in range
-        visibility_timeout = recommended_visibility_timeout(function_timeout, batching_window)
-    else:
-        check("visibility_timeout", _VISIBILITY_TIMEOUT, visibility_timeout)
-    if max_message_age is not None and "retention_period" not in refused.settings:
-        check("max_message_age", _max_message_age(retention_period), max_message_age)
-    if refused:
-        raise refused.error()
-
+    )
+    effective_timeout = int(defaults["function_timeout"])  # type: ignore[arg-type]
+    effective_window = int(defaults["batching_window"])  # type: ignore[arg-type]
+    if visibility_timeout is None:
+        visibility_timeout = recommended_visibility_timeout(effective_timeout, effective_window)
+    receives = MAX_RECEIVE_COUNT_DEFAULT if max_receive_count is None else max_receive_count
+    dead_letter_retention = (
+        DEAD_LETTER_RETENTION_DEFAULT
+        if dead_letter_retention_period is None
+        else dead_letter_retention_period
+    )
     from_reserved = (
         max_concurrency is None
         and isinstance(reserved_concurrency, int)
-        and _MAX_CONCURRENCY.low <= reserved_concurrency <= _MAX_CONCURRENCY.high
+        and limits.MAX_CONCURRENCY_MIN <= reserved_concurrency <= limits.MAX_CONCURRENCY_MAX
     )
     if from_reserved:
         max_concurrency = reserved_concurrency  # type: ignore[assignment]
     # The engine judges the pair this consumer would synthesize, as any surface would.
-    findings = [
-        with_prop_hint(f)
-        for f in evaluate(
-            MappingFacts(
-                queue=QueueFacts(
-                    visibility_timeout=visibility_timeout,
-                    retention_period=retention_period,
+    facts = MappingFacts(
+        queue=QueueFacts(
+            visibility_timeout=visibility_timeout,
+            retention_period=retention_period,
+            fifo=fifo,
+            queue_name=queue_name,
+            content_based_deduplication=content_based_deduplication,
+            redrive=RedriveFacts(
+                receives,
+                QueueFacts(
+                    retention_period=dead_letter_retention,
                     fifo=fifo,
-                    redrive=RedriveFacts(
-                        max_receive_count,
-                        QueueFacts(retention_period=dead_letter_retention_period, fifo=fifo),
-                    ),
+                    queue_name=dead_letter_queue_name,
                 ),
-                function=FunctionFacts(
-                    timeout=function_timeout, reserved_concurrency=reserved_concurrency
-                ),
-                batch_size=batch_size,
-                batching_window=batching_window,
-                report_batch_item_failures=report_batch_item_failures,
-                max_concurrency=max_concurrency,
-                has_filters=has_filters,
-            )
+            ),
+        ),
+        function=FunctionFacts(timeout=function_timeout, reserved_concurrency=reserved_concurrency),
+        batch_size=batch_size,
+        batching_window=batching_window,
+        report_batch_item_failures=report_batch_item_failures,
+        max_concurrency=max_concurrency,
+        has_filters=has_filters,
+    )
+    findings = [with_props(f) for f in evaluate(facts)]
+    _refuse_errors(findings, refused)
+    retention = int(defaults["retention_period"])  # type: ignore[arg-type]
+    if max_message_age is not None and not 1 <= max_message_age < retention:
+        refused.add(
+            "max_message_age",
+            f"max_message_age is {max_message_age} s; allowed 1..{retention - 1} s (below"
+            f" retention_period {retention} s, or messages expire before it fires). Fix: set"
+            f" max_message_age below {retention} s, or omit it to derive it.",
         )
-    ]
-    for finding in findings:
-        if finding.level is Level.ERROR:
-            refused.add(finding.rule_id, f"{finding.message} [{finding.rule_id}]")
     if refused:
         raise refused.error()
 
-    if max_message_age is None:
-        max_message_age = min(max_receive_count * visibility_timeout, retention_period // 2)
+    budget = time_to_dead_letter(visibility_timeout=visibility_timeout, max_receive_count=receives)
     return Plan(
-        function_timeout=function_timeout,
-        batching_window=batching_window,
-        batch_size=batch_size,
+        function_timeout=effective_timeout,
+        batching_window=effective_window,
+        batch_size=int(defaults["batch_size"]),  # type: ignore[arg-type]
         max_concurrency=max_concurrency,
-        max_receive_count=max_receive_count,
-        retention_period=retention_period,
-        dead_letter_retention_period=dead_letter_retention_period,
+        max_receive_count=receives,
+        retention_period=retention,
+        dead_letter_retention_period=dead_letter_retention,
         visibility_timeout=visibility_timeout,
-        max_message_age=max_message_age,
+        max_message_age=(
+            min(budget, retention // 2) if max_message_age is None else max_message_age
+        ),
         warnings=tuple(f for f in findings if f.level is not Level.ERROR),
         max_concurrency_from_reserved=from_reserved,
+        facts=facts,
     )
-
-
-def _max_message_age(retention_period: int) -> Bound:
-    return Bound(
-        "max_message_age",
-        1,
-        retention_period - 1,
-        " s",
-        f"(below retention_period {retention_period} s, or messages expire before it fires)",
-        f"set max_message_age below {retention_period} s, or omit it to derive it",
-    )
-
-
-QUEUE_NAME_MAX_LENGTH = limits.QUEUE_NAME_MAX_LENGTH  # the limit's source: engine.limits
-FIFO_SUFFIX = ".fifo"
-_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
 
 def queue_name(setting: str, name: str, fifo: bool) -> str:
-    """Return the queue name CloudFormation gets: ``.fifo`` added on FIFO queues; validated.
+    """Return the queue name CloudFormation gets: ``.fifo`` added on FIFO queues.
 
-    A token (a parameter, an import) is used as given: it cannot be checked at synth time.
+    SQS's naming rules are the engine's (``safe-queue:queue-name-invalid``, judged with
+    the rest in :func:`plan`); a token (a parameter, an import) is used as given.
 
     Examples
     --------
     >>> queue_name("queue_name", "orders", True)
     'orders.fifo'
-    >>> queue_name("queue_name", "orders.fifo", False)
+    >>> queue_name("queue_name", 5, True)
     Traceback (most recent call last):
     ...
-    safe_queue.SafeQueueConfigError: queue_name is 'orders.fifo': ... Fix: ...
+    safe_queue.SafeQueueConfigError: queue_name is 5 (an int); expected a str. Fix: ...
     """
     if not isinstance(name, str):
         raise type_error(setting, name, "a str", f"{setting}='orders', or omit it")
-    if is_string_token(name):
+    if is_string_token(name) or not fifo or name.endswith(FIFO_SUFFIX):
         return name
-    base = name.removesuffix(FIFO_SUFFIX)
-    if not fifo and base != name:
-        raise SafeQueueConfigError(
-            f"{setting} is {name!r}: only FIFO queue names end with {FIFO_SUFFIX}. Fix: drop"
-            f" {FIFO_SUFFIX}, or set fifo=True."
-        )
-    full = f"{base}{FIFO_SUFFIX}" if fifo else base
-    longest = QUEUE_NAME_MAX_LENGTH - (len(FIFO_SUFFIX) if fifo else 0)
-    bad = sorted(set(base) - _NAME_CHARACTERS)
-    if not base or len(full) > QUEUE_NAME_MAX_LENGTH or bad:
-        problem = (
-            f"has characters SQS refuses ({''.join(bad)!r})"
-            if bad
-            else f"is {len(full)} characters long" + (f" with {FIFO_SUFFIX}" if fifo else "")
-        )
-        raise SafeQueueConfigError(
-            f"{setting} is {name!r}: it {problem}; SQS allows 1..{QUEUE_NAME_MAX_LENGTH}"
-            " characters of letters, digits, - and _"
-            + (f", {FIFO_SUFFIX} included" if fifo else "")
-            + f". Fix: use at most {longest} such characters"
-            + (f" before {FIFO_SUFFIX}" if fifo else "")
-            + ", or omit it to let CloudFormation name the queue."
-        )
-    return full
+    return f"{name}{FIFO_SUFFIX}"

@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["backoff_delay", "time_to_dead_letter"]
+from safe_queue.engine import limits
+
+__all__ = ["backoff_delay", "recommended_visibility_timeout", "time_to_dead_letter"]
 
 
 def backoff_delay(base: float, cap: float, receive_count: int) -> int:
@@ -43,8 +45,8 @@ def backoff_delay(base: float, cap: float, receive_count: int) -> int:
     """
     exponent = max(receive_count, 1) - 1
     if exponent > 64 or base * 2.0**exponent >= cap:  # 2**64 x base passes any cap
-        return int(math.ceil(cap))
-    return int(math.ceil(base * 2.0**exponent))
+        return math.ceil(cap)
+    return math.ceil(base * 2.0**exponent)
 
 
 def time_to_dead_letter(
@@ -72,3 +74,17 @@ def time_to_dead_letter(
         )
         for k in range(1, max_receive_count + 1)
     )
+
+
+def recommended_visibility_timeout(function_timeout: int, batching_window: int = 0) -> int:
+    """Return AWS's recommended visibility timeout: 6 x function timeout + batching window.
+
+    Lambda Developer Guide, "Using Lambda with Amazon SQS"; every surface derives and
+    judges the visibility timeout with this.
+
+    Examples
+    --------
+    >>> recommended_visibility_timeout(180, 2)
+    1082
+    """
+    return limits.VISIBILITY_MULTIPLIER * function_timeout + batching_window

@@ -59,6 +59,7 @@ from safe_queue.engine import (
     limits,
     rule,
 )
+from safe_queue.live.actions import IAM_ACTIONS, QUEUE_ATTRIBUTES
 from safe_queue.report import Report, ReportedFinding
 
 __all__ = [
@@ -73,22 +74,6 @@ __all__ = [
     "queue_url",
     "unqualified_function_arn",
 ]
-
-IAM_ACTIONS: Final = (
-    "lambda:GetFunctionConcurrency",
-    "lambda:GetFunctionConfiguration",
-    "lambda:ListEventSourceMappings",
-    "sqs:GetQueueAttributes",
-)
-"""Every API action the audit calls; the policy in the README and the Config rule's role."""
-
-QUEUE_ATTRIBUTES: Final = (
-    "VisibilityTimeout",
-    "MessageRetentionPeriod",
-    "RedrivePolicy",
-    "FifoQueue",
-)
-"""The queue attributes read, for a source queue and its dead-letter queue alike."""
 
 MAX_WORKERS: Final = 8
 """Concurrent lookups: enough to hide latency, few enough not to be throttled."""

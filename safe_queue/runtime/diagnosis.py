@@ -33,6 +33,7 @@ from enum import StrEnum
 from typing import Any, Final, TypeVar
 
 from safe_queue.engine.limits import VISIBILITY_TIMEOUT_MAX
+from safe_queue.keys import VISIBILITY_TIMEOUT_ENV
 from safe_queue.runtime._records import QueueArn, raw_record
 
 __all__ = [
@@ -44,12 +45,6 @@ __all__ = [
     "diagnose_redelivery",
     "visibility_timeout_from_env",
 ]
-
-VISIBILITY_TIMEOUT_ENV: Final = "SAFE_QUEUE_VISIBILITY_TIMEOUT"
-"""Environment variable holding the queue's visibility timeout in whole seconds.
-
-``SafeQueueConsumer`` sets it on the consuming function.
-"""
 
 DEFAULT_METRICS_NAMESPACE: Final = "SafeQueue"
 """CloudWatch namespace of ``Redeliveries`` unless ``POWERTOOLS_METRICS_NAMESPACE`` is set."""

@@ -40,21 +40,25 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from safe_queue.engine import evaluate
+from safe_queue.engine import Finding, evaluate_all
 from safe_queue.report import Report, ReportedFinding
+from safe_queue.template._acknowledge import attach_all
 from safe_queue.template._facts import CheckedMapping, MappingSource, build_mapping, find_mappings
 from safe_queue.template._load import TemplateError, TemplateFile, expand_paths, load_template
 from safe_queue.template._resolve import Deployment
 
 __all__ = [
     "CheckedMapping",
+    "Judged",
     "MappingSource",
     "ParameterError",
     "TemplateError",
     "TemplateFile",
     "check_paths",
+    "judge",
     "load_template",
     "mappings",
 ]
@@ -93,7 +97,8 @@ def mappings(
     Raises
     ------
     TemplateError
-        A path is missing, unreadable, unparseable or not a template.
+        A path is missing, unreadable, unparseable or not a template, or an acknowledgement
+        in it is malformed, has no reason or names no rule.
     ParameterError
         ``parameters`` names a parameter that no template declares.
     """
@@ -107,7 +112,31 @@ def mappings(
         mapping = build_mapping(deployment, source)
         if mapping is not None:
             checked.append(mapping)
-    return templates, checked
+    return templates, attach_all(templates, checked)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A run's templates, and each SQS mapping with the engine's findings on it."""
+
+    templates: list[TemplateFile]
+    mappings: list[tuple[CheckedMapping, list[Finding]]]
+
+
+def judge(paths: Sequence[str | Path], parameters: Mapping[str, str] | None = None) -> Judged:
+    """Read ``paths`` as one deployment and judge every SQS mapping.
+
+    :func:`mappings`, then the engine's :func:`~safe_queue.engine.evaluate_all`: what the
+    CDK plugin and :func:`check_paths` report from.
+
+    Raises
+    ------
+    TemplateError, ParameterError
+        As :func:`mappings`.
+    """
+    templates, checked = mappings(paths, parameters)
+    verdicts = evaluate_all([mapping.facts for mapping in checked])
+    return Judged(templates, list(zip(checked, verdicts, strict=True)))
 
 
 def check_paths(
@@ -145,13 +174,13 @@ def check_paths(
     ParameterError
         ``parameters`` names a parameter that no template declares.
     """
-    templates, checked = mappings(paths, parameters)
-    report = Report(sources=[template.path for template in templates])
-    for mapping in checked:
+    judged = judge(paths, parameters)
+    report = Report(sources=[template.path for template in judged.templates])
+    for mapping, findings in judged.mappings:
         report.mappings_checked += 1
         skipped = mapping.reported_by_construct if skip_reported_by_construct else frozenset()
         source = mapping.source
-        for finding in evaluate(mapping.facts):
+        for finding in findings:
             if finding.rule_id in skipped:
                 continue
             report.findings.append(

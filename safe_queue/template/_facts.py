@@ -7,9 +7,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from safe_queue import keys
 from safe_queue.engine import limits
-from safe_queue.engine.facts import FunctionFacts, MappingFacts, QueueFacts, RedriveFacts, Unknown
+from safe_queue.engine.facts import (
+    FailureBackoffFacts,
+    FunctionFacts,
+    MappingFacts,
+    ProvisionedFacts,
+    QueueFacts,
+    RedriveFacts,
+    Unknown,
+)
 from safe_queue.template._load import TemplateFile
+from safe_queue.template._resolve import _ABSENT as _ABSENT_VALUE
 from safe_queue.template._resolve import (
     QUEUE_TYPE,
     SAM_FUNCTION,
@@ -17,6 +27,7 @@ from safe_queue.template._resolve import (
     Located,
     NotQueue,
     Reference,
+    Text,
     Trace,
     Unresolved,
     as_bool,
@@ -27,8 +38,8 @@ from safe_queue.template._resolve import (
 __all__ = ["CheckedMapping", "MappingSource", "build_mapping", "find_mappings"]
 
 MAPPING_TYPE = "AWS::Lambda::EventSourceMapping"
-DERIVED_TIMEOUT_KEY = "safe-queue:derived-function-timeout"
-REPORTED_KEY = "safe-queue:reported"
+DERIVED_TIMEOUT_KEY = keys.DERIVED_FUNCTION_TIMEOUT
+REPORTED_KEY = keys.REPORTED
 # Properties only mappings of streams, Kafka, MQ and DocumentDB have (SQS takes none of them).
 _NOT_SQS = frozenset(
     {
@@ -94,6 +105,14 @@ class CheckedMapping:
     extra: dict[str, Any]
     construct_metadata: dict[str, Any] = field(default_factory=dict)
     """The ``safe-queue:*`` metadata a SafeQueueConsumer wrote (on its source queue)."""
+    queue: Located | None = None
+    """The source queue's resource, when it is in the run."""
+    function: Located | None = None
+    """The function's resource, when it is in the run."""
+    acknowledged_by: dict[str, tuple[str, TemplateFile]] = field(default_factory=dict)
+    """Rule id -> the resource (logical id, template) whose acknowledgement covers it."""
+    construct_path: str | None = None
+    """The mapping resource's CDK construct path (read from a cloud assembly)."""
 
     @property
     def reported_by_construct(self) -> frozenset[str]:
@@ -215,7 +234,24 @@ class _Builder:
             ),
             fifo=self.boolean(template, properties.get("FifoQueue"), "the queue's FifoQueue"),
             redrive=self.redrive(located) if with_redrive else None,
+            queue_name=self.text(template, properties.get("QueueName"), "the queue's QueueName"),
+            content_based_deduplication=self.boolean(
+                template,
+                properties.get("ContentBasedDeduplication"),
+                "the queue's ContentBasedDeduplication",
+            ),
         )
+
+    def text(self, template: TemplateFile, node: Any, what: str) -> str | Unknown | None:
+        """Return a string; parts known only at deploy time stay ``${...}`` placeholders."""
+        value = self.value(template, node)
+        if value is None or value is _ABSENT_VALUE:
+            return None
+        if isinstance(value, Unresolved):
+            return Unknown(what, value.why)
+        if isinstance(value, str | Text):
+            return str(value)
+        return Unknown(what, f"is {value!r}, not a string")
 
     def redrive(self, located: Located) -> RedriveFacts | Unknown | None:
         template = located.template
@@ -249,6 +285,8 @@ class _Builder:
         template, properties = located.template, located.properties
         timeout = properties.get("Timeout")
         reserved = properties.get("ReservedConcurrentExecutions")
+        capacity = properties.get("CapacityProviderConfig")
+        variables = self.variables(template, properties.get("Environment"))
         if located.type == SAM_FUNCTION:
             globals_ = template.body.get("Globals")
             function_globals = globals_.get("Function") if isinstance(globals_, dict) else None
@@ -258,13 +296,42 @@ class _Builder:
                     "ReservedConcurrentExecutions",
                     function_globals.get("ReservedConcurrentExecutions"),
                 )
+                capacity = properties.get(
+                    "CapacityProviderConfig", function_globals.get("CapacityProviderConfig")
+                )
+                inherited = self.variables(template, function_globals.get("Environment"))
+                variables = (
+                    variables
+                    if isinstance(variables, Unknown) or isinstance(inherited, Unknown)
+                    else {**inherited, **variables}
+                )
+        capacity_value = self.value(template, capacity)
         return FunctionFacts(
             name=located.logical_id,
             timeout=self.integer(template, timeout, "the function's Timeout"),
             reserved_concurrency=self.integer(
                 template, reserved, "the function's ReservedConcurrentExecutions"
             ),
+            key=f"{located.template.path}#{located.logical_id}",
+            capacity_provider=(
+                Unknown("the function's CapacityProviderConfig", capacity_value.why)
+                if isinstance(capacity_value, Unresolved)
+                else None
+                if capacity_value is None or capacity_value is _ABSENT_VALUE
+                else True
+            ),
+            failure_backoff=_backoff(variables),
         )
+
+    def variables(self, template: TemplateFile, node: Any) -> dict[str, Any] | Unknown:
+        """Return a function's ``Environment.Variables`` (resolved), empty when none."""
+        environment = self.value(template, node)
+        if isinstance(environment, Unresolved):
+            return Unknown("the function's Environment", environment.why)
+        found = environment.get("Variables") if isinstance(environment, dict) else None
+        if isinstance(found, Unresolved):
+            return Unknown("the function's Environment", found.why)
+        return dict(found) if isinstance(found, dict) else {}
 
     def build(self) -> CheckedMapping | None:
         source, template = self.source, self.source.template
@@ -300,6 +367,7 @@ class _Builder:
                 f"The mapping has Condition {source.condition}; checked as if it is created."
             )
         scaling = self.value(template, properties.get("ScalingConfig"))
+        provisioned = self.value(template, properties.get("ProvisionedPollerConfig"))
         # A SafeQueueConsumer records what it derived on its source queue (the mapping is
         # the function's child, possibly in another stack); the mapping's own is read too.
         construct_metadata = {
@@ -333,6 +401,7 @@ class _Builder:
             has_filters=self._has_filters(properties),
             derived_function_timeout=_derived_timeout(construct_metadata),
             notes=tuple(self.trace.notes),
+            provisioned=self._provisioned(provisioned),
         )
         extra: dict[str, Any] = {
             "queue": (
@@ -350,11 +419,32 @@ class _Builder:
             extra["stack"] = template.stack
         if self.trace.parameters:
             extra["parameters"] = dict(self.trace.parameters)
-        if construct_metadata and isinstance(queue_found, Located):
-            # where a CDK app shows the finding: on the consumer, through its queue
-            extra["construct_resource"] = queue_found.logical_id
-            extra["construct_template"] = queue_found.template.path
-        return CheckedMapping(source, facts, extra, construct_metadata)
+        return CheckedMapping(
+            source,
+            facts,
+            extra,
+            construct_metadata,
+            queue_found if isinstance(queue_found, Located) else None,
+            function_found if isinstance(function_found, Located) else None,
+        )
+
+    def _provisioned(self, config: Any) -> ProvisionedFacts | Unknown | None:
+        what = "the ProvisionedPollerConfig"
+        if config is None or config is _ABSENT_VALUE:
+            return None
+        if isinstance(config, Unresolved):
+            return Unknown(what, config.why)
+        if not isinstance(config, dict):
+            return Unknown(what, f"is {config!r}, not an object")
+        template = self.source.template
+        return ProvisionedFacts(
+            minimum_pollers=self.integer(
+                template, config.get("MinimumPollers"), f"{what}'s MinimumPollers"
+            ),
+            maximum_pollers=self.integer(
+                template, config.get("MaximumPollers"), f"{what}'s MaximumPollers"
+            ),
+        )
 
     def _response_types(self, properties: dict[str, Any]) -> bool | Unknown | None:
         types = self.value(self.source.template, properties.get("FunctionResponseTypes"))
@@ -381,6 +471,24 @@ class _Builder:
         if isinstance(filters, Unresolved):
             return Unknown("the FilterCriteria", filters.why)
         return bool(filters)
+
+
+def _backoff(variables: dict[str, Any] | Unknown) -> FailureBackoffFacts | Unknown | None:
+    """Return the handler's failure backoff, from the variables a SafeQueueConsumer sets."""
+    what = "the function's failure backoff (Environment)"
+    if isinstance(variables, Unknown):
+        return Unknown(what, variables.why)
+    base, cap = variables.get(keys.BACKOFF_BASE_ENV), variables.get(keys.BACKOFF_CAP_ENV)
+    if base is None and cap is None:
+        return None
+    try:
+        return FailureBackoffFacts(float(base), float(cap))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return Unknown(
+            what,
+            f"is {keys.BACKOFF_BASE_ENV}={base!r}, {keys.BACKOFF_CAP_ENV}={cap!r}, not two"
+            " numbers of seconds",
+        )
 
 
 def _derived_timeout(metadata: dict[str, Any]) -> int | None:
