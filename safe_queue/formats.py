@@ -174,6 +174,11 @@ def _uri(template: str) -> str:
         return Path(template).resolve().as_uri()
 
 
+def _severity(finding: ReportedFinding) -> tuple[int, bool]:
+    """Sort key: the most severe first, acknowledged ones after the others of their level."""
+    return -finding.level.rank, finding.finding.acknowledged is not None
+
+
 def _sarif(report: Report) -> dict[str, Any]:
     from safe_queue._version import __version__
 
@@ -197,7 +202,7 @@ def _sarif(report: Report) -> dict[str, Any]:
     results = []
     kept = report.findings
     if len(kept) > _SARIF_MAX_RESULTS:
-        kept = sorted(kept, key=lambda finding: -finding.level.rank)[:_SARIF_MAX_RESULTS]
+        kept = sorted(kept, key=_severity)[:_SARIF_MAX_RESULTS]
     for finding in kept:
         result: dict[str, Any] = {
             "ruleId": finding.rule_id,

@@ -264,3 +264,31 @@ def test_a_run_within_the_limit_has_no_notification(
     (run,) = sarif(capsys, str(FIXTURES / "rules.json"))["runs"]
     assert len(run["results"]) == 8
     assert "invocations" not in run
+
+
+def test_over_the_limit_acknowledged_findings_go_after_the_others_of_their_level(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    # GIVEN rules.json (3 errors, then 5 warnings) with every warning but the last one
+    # acknowledged in its mapping's Metadata
+    template = json.loads((ROOT / FIXTURES / "rules.json").read_text())
+    acknowledged = {
+        "GuidanceMapping": "safe-queue:visibility-below-guidance",
+        "LowReceiveMapping": "safe-queue:max-receive-count-below-guidance",
+        "ReservedMapping": "safe-queue:reserved-concurrency-without-max-concurrency",
+        "MaxConcurrencyMapping": "safe-queue:max-concurrency-above-reserved-concurrency",
+    }
+    for mapping, rule_id in acknowledged.items():
+        template["Resources"][mapping]["Metadata"] = {
+            "safe-queue": {"acknowledge": [{"id": rule_id, "reason": "known"}]}
+        }
+    (tmp_path / "rules.json").write_text(json.dumps(template, indent=2))
+    monkeypatch.setattr(formats, "_SARIF_MAX_RESULTS", 4)
+    monkeypatch.chdir(tmp_path)
+    # WHEN only 4 results fit
+    results = sarif(capsys, "rules.json")["runs"][0]["results"]
+    # THEN the 3 errors and the one warning nobody acknowledged are kept
+    assert [(r["level"], "suppressions" in r) for r in results].count(("error", False)) == 3
+    (warning,) = [r for r in results if r["level"] == "warning"]
+    assert warning["ruleId"] == "safe-queue:filter-deletes-unmatched"
+    assert "suppressions" not in warning
