@@ -1,4 +1,11 @@
-"""Find the SQS event source mappings of a run (CloudFormation and SAM) and build their facts."""
+"""Find the SQS event source mappings of a run (CloudFormation and SAM) and build their facts.
+
+A mapping is an SQS mapping by its ``EventSourceArn`` once resolved (conditions and
+``AWS::NoValue`` applied with the run's parameter values), never by which other properties
+it has: a stream-only property under a condition does not hide it. A source that resolves
+to something other than a queue (a stream, a broker, a function ARN) is not counted; one
+that cannot be resolved is checked as far as it can be and reported as unchecked.
+"""
 
 from __future__ import annotations
 
@@ -30,6 +37,7 @@ from safe_queue.template._resolve import (
     Text,
     Trace,
     Unresolved,
+    _resource,
     as_bool,
     as_int,
     parse_json_text,
@@ -40,30 +48,30 @@ __all__ = ["CheckedMapping", "MappingSource", "build_mapping", "find_mappings"]
 MAPPING_TYPE = "AWS::Lambda::EventSourceMapping"
 DERIVED_TIMEOUT_KEY = keys.DERIVED_FUNCTION_TIMEOUT
 REPORTED_KEY = keys.REPORTED
-# Properties only mappings of streams, Kafka, MQ and DocumentDB have (SQS takes none of them).
-_NOT_SQS = frozenset(
-    {
-        "StartingPosition",
-        "StartingPositionTimestamp",
-        "Topics",
-        "Queues",
-        "SelfManagedEventSource",
-        "SelfManagedKafkaEventSourceConfig",
-        "AmazonManagedKafkaEventSourceConfig",
-        "DocumentDBEventSourceConfig",
-        "ParallelizationFactor",
-        "BisectBatchOnFunctionError",
-        "TumblingWindowInSeconds",
-    }
-)
-# The SQS event properties SAM passes on to the mapping it generates.
-_SAM_SQS_PROPERTIES = (
+# The properties of a SAM pull event (Type: SQS) that SAM copies onto the mapping it
+# generates (aws-sam-translator, PullEventSource.to_cloudformation), stream-only ones
+# included: the mapping is classified by its queue, whatever else it carries.
+_SAM_PULL_PROPERTIES = (
     "BatchSize",
-    "MaximumBatchingWindowInSeconds",
-    "FunctionResponseTypes",
-    "ScalingConfig",
-    "FilterCriteria",
+    "StartingPosition",
+    "StartingPositionTimestamp",
     "Enabled",
+    "MaximumBatchingWindowInSeconds",
+    "MaximumRetryAttempts",
+    "BisectBatchOnFunctionError",
+    "MaximumRecordAgeInSeconds",
+    "ParallelizationFactor",
+    "Topics",
+    "Queues",
+    "SourceAccessConfigurations",
+    "TumblingWindowInSeconds",
+    "FunctionResponseTypes",
+    "FilterCriteria",
+    "KmsKeyArn",
+    "ScalingConfig",
+    "ProvisionedPollerConfig",
+    "MetricsConfig",
+    "LoggingConfig",
 )
 _PLACEHOLDER = re.compile(r"^\$\{([^}.]+)(?:\.([^}]+))?\}$")
 
@@ -86,6 +94,9 @@ class MappingSource:
         The resource's ``Metadata`` (the construct's ``safe-queue:*`` keys).
     condition
         The resource's ``Condition``, if any.
+    resource
+        The template resource it is written in (for a SAM event, the function); ``""``
+        when that is ``logical_id``.
     """
 
     template: TemplateFile
@@ -94,6 +105,7 @@ class MappingSource:
     properties: dict[str, Any]
     metadata: dict[str, Any] = field(default_factory=dict)
     condition: str | None = None
+    resource: str = ""
 
 
 @dataclass(frozen=True)
@@ -126,6 +138,8 @@ class CheckedMapping:
 def find_mappings(template: TemplateFile) -> Iterator[MappingSource]:
     """Every event source mapping of a template, SAM ``Type: SQS`` events included."""
     for logical_id, resource in list(template.resources.items()):  # SAM may add queues
+        if not isinstance(resource, dict):
+            continue
         kind = resource.get("Type")
         properties = resource.get("Properties")
         properties = properties if isinstance(properties, dict) else {}
@@ -154,7 +168,9 @@ def find_mappings(template: TemplateFile) -> Iterator[MappingSource]:
                 ) or template.lines.get(logical_id)
                 mapping = _sam_event_mapping(template, logical_id, event_name, event, condition)
                 if mapping is not None:
-                    yield MappingSource(template, mapping[0], line, mapping[1], metadata, condition)
+                    yield MappingSource(
+                        template, mapping[0], line, mapping[1], metadata, condition, logical_id
+                    )
 
 
 def _sam_event_mapping(
@@ -176,29 +192,62 @@ def _sam_event_mapping(
         return f"{function_id}{event_name}", {
             "EventSourceArn": properties.get("Queue"),
             "FunctionName": function_name,
-            **{name: properties[name] for name in _SAM_SQS_PROPERTIES if name in properties},
+            **{name: properties[name] for name in _SAM_PULL_PROPERTIES if name in properties},
         }
     subscription = properties.get("SqsSubscription")
-    if event.get("Type") != "SNS" or subscription in (None, False):
+    # As SAM does (SNS.to_cloudformation): a falsy SqsSubscription (false, {}, absent) is a
+    # plain Lambda subscription, no queue; the mapping it generates is always enabled, with
+    # BatchSize given or 10.
+    if event.get("Type") != "SNS" or not subscription:
         return None
     mapping_id = f"{function_id}{event_name}EventSourceMapping"
     if subscription is True:
         queue_id = f"{function_id}{event_name}Queue"
         queue: dict[str, Any] = {"Type": QUEUE_TYPE, "Properties": {}}
+        fifo = _fifo_topic(template, properties.get("Topic"))
+        if fifo is not None:
+            queue["Properties"]["FifoQueue"] = fifo  # a FIFO topic gets a FIFO queue
         if condition:
             queue["Condition"] = condition
         template.resources.setdefault(queue_id, queue)
         return mapping_id, {
             "EventSourceArn": {"Fn::GetAtt": [queue_id, "Arn"]},
             "FunctionName": function_name,
+            "BatchSize": 10,
+            "Enabled": True,
         }
     if not isinstance(subscription, dict):
-        return None
+        return None  # SAM refuses the template (SqsSubscription is a boolean or an object)
     return mapping_id, {
         "EventSourceArn": subscription.get("QueueArn"),
         "FunctionName": function_name,
-        **{name: subscription[name] for name in ("BatchSize", "Enabled") if name in subscription},
+        "BatchSize": subscription.get("BatchSize") or 10,
+        "Enabled": True,
     }
+
+
+def _fifo_topic(template: TemplateFile, topic: Any) -> Any:
+    """Return the ``FifoTopic`` of the SNS topic an SNS event names (``Ref``/``GetAtt``).
+
+    As SAM does (``SNS._check_fifo_topic``): only a topic of the same template, found by the
+    logical id in ``Ref`` or ``Fn::GetAtt``; its ``FifoTopic`` becomes the queue's
+    ``FifoQueue`` (unresolved here, resolved like any other value).
+    """
+    logical_id: Any = None
+    if isinstance(topic, dict) and len(topic) == 1:
+        ((key, argument),) = topic.items()
+        if key == "Ref":
+            logical_id = argument
+        elif key == "Fn::GetAtt":
+            if isinstance(argument, list) and len(argument) == 2:
+                logical_id = argument[0]
+            elif isinstance(argument, str) and len(argument.split(".")) == 2:
+                logical_id = argument.split(".")[0]
+    resource = template.resources.get(logical_id) if isinstance(logical_id, str) else None
+    properties = resource.get("Properties") if isinstance(resource, dict) else None
+    if not isinstance(properties, dict):
+        return None
+    return properties.get("FifoTopic")
 
 
 class _Builder:
@@ -210,7 +259,59 @@ class _Builder:
         self.trace = Trace()
 
     def value(self, template: TemplateFile, node: Any) -> Any:
-        return self.deployment.resolve(template, node, self.trace)
+        """Resolve ``node``; ``None`` when absent (``AWS::NoValue`` included)."""
+        value = self.deployment.resolve(template, node, self.trace)
+        return None if value is _ABSENT_VALUE else value
+
+    def properties(self, template: TemplateFile, node: Any) -> dict[str, Any] | Unresolved:
+        """Return a resource's ``Properties``: a dict, or one chosen by ``Fn::If``."""
+        if isinstance(node, dict) and len(node) == 1 and "Fn::If" in node:
+            node = self.value(template, node)
+        if node is None:
+            return {}
+        if isinstance(node, Unresolved):
+            return Unresolved(f"has Properties that {node.why}")
+        return node if isinstance(node, dict) else Unresolved("has Properties that are not a map")
+
+    def located_properties(self, located: Located) -> dict[str, Any]:
+        properties = self.properties(
+            located.template, _resource(located.template, located.logical_id).get("Properties")
+        )
+        return properties if isinstance(properties, dict) else {}
+
+    def blocked(self, located: Located) -> str | None:
+        """Why a queue or function cannot be read (an unexpanded loop made it...), if so."""
+        reason = located.template.unexpanded.get(located.logical_id)
+        if reason is not None:
+            return reason
+        properties = self.properties(
+            located.template, _resource(located.template, located.logical_id).get("Properties")
+        )
+        return properties.why if isinstance(properties, Unresolved) else None
+
+    def unreadable(self, why: str, queue_found: Any) -> CheckedMapping:
+        """Return a mapping that cannot be read at all: every fact unknown, for one reason."""
+        source = self.source
+        unknown = Unknown("the mapping", why.removeprefix("the mapping "))
+        facts = MappingFacts(
+            queue=unknown,
+            function=unknown,
+            name=source.logical_id,
+            batch_size=unknown,
+            batching_window=unknown,
+            report_batch_item_failures=unknown,
+            max_concurrency=unknown,
+            has_filters=unknown,
+            notes=tuple(self.trace.notes),
+            provisioned=unknown,
+        )
+        extra: dict[str, Any] = {
+            "queue": queue_found.logical_id if isinstance(queue_found, Located) else None,
+            "function": None,
+        }
+        if source.template.stack is not None:
+            extra["stack"] = source.template.stack
+        return CheckedMapping(source, facts, extra)
 
     def integer(self, template: TemplateFile, node: Any, what: str) -> int | Unknown | None:
         number = as_int(self.value(template, node))
@@ -221,7 +322,7 @@ class _Builder:
         return Unknown(what, flag.why) if isinstance(flag, Unresolved) else flag
 
     def queue(self, located: Located, *, with_redrive: bool = True) -> QueueFacts:
-        template, properties = located.template, located.properties
+        template, properties = located.template, self.located_properties(located)
         return QueueFacts(
             name=located.logical_id,
             visibility_timeout=self.integer(
@@ -255,7 +356,8 @@ class _Builder:
 
     def redrive(self, located: Located) -> RedriveFacts | Unknown | None:
         template = located.template
-        policy = parse_json_text(self.value(template, located.properties.get("RedrivePolicy")))
+        properties = self.located_properties(located)
+        policy = parse_json_text(self.value(template, properties.get("RedrivePolicy")))
         if policy is None:
             return None
         if isinstance(policy, Unresolved):
@@ -274,7 +376,9 @@ class _Builder:
             _placeholder(template, policy.get("deadLetterTargetArn"))
         )
         dead_letter: QueueFacts | Unknown
-        if isinstance(target, Located):
+        if isinstance(target, Located) and self.blocked(target):
+            dead_letter = Unknown("the dead-letter queue", str(self.blocked(target)))
+        elif isinstance(target, Located):
             dead_letter = self.queue(target, with_redrive=False)
         else:
             why = target.why if isinstance(target, Unresolved) else f"is {target.what}"
@@ -282,7 +386,7 @@ class _Builder:
         return RedriveFacts(max_receive_count, dead_letter)
 
     def function(self, located: Located) -> FunctionFacts:
-        template, properties = located.template, located.properties
+        template, properties = located.template, self.located_properties(located)
         timeout = properties.get("Timeout")
         reserved = properties.get("ReservedConcurrentExecutions")
         capacity = properties.get("CapacityProviderConfig")
@@ -335,10 +439,16 @@ class _Builder:
 
     def build(self) -> CheckedMapping | None:
         source, template = self.source, self.source.template
-        properties = source.properties
-        if _NOT_SQS & properties.keys() or "EventSourceArn" not in properties:
-            return None
-        arn = self.value(template, properties["EventSourceArn"])
+        loop = template.loops.get(source.resource or source.logical_id)
+        if isinstance(loop, Trace):  # what reading its Fn::ForEach collection assumed
+            self.trace.parameters.update(loop.parameters)
+            self.trace.notes.update(loop.notes)
+        properties = self.properties(template, source.properties)
+        if isinstance(properties, Unresolved):
+            return self.unreadable(f"the mapping {properties.why}", None)
+        arn = self.value(template, properties.get("EventSourceArn"))
+        if arn is None and self.value(template, properties.get("SelfManagedEventSource")):
+            return None  # self-managed Kafka: no EventSourceArn, not a queue
         queue_found = (
             self.deployment.find_queue(arn)
             if arn is not None
@@ -346,19 +456,24 @@ class _Builder:
         )
         if isinstance(queue_found, NotQueue):
             return None
-        queue: QueueFacts | Unknown = (
-            self.queue(queue_found)
-            if isinstance(queue_found, Located)
-            else Unknown("the queue", queue_found.why)
-        )
+        blocked = template.unexpanded.get(source.resource or source.logical_id)
+        if blocked is not None:
+            return self.unreadable(f"the mapping {blocked}", queue_found)
+        queue: QueueFacts | Unknown
+        if isinstance(queue_found, Located):
+            why = self.blocked(queue_found)
+            queue = Unknown("the queue", why) if why else self.queue(queue_found)
+        else:
+            queue = Unknown("the queue", queue_found.why)
         function_found = self.deployment.find_function(
             self.value(template, properties.get("FunctionName")), self.trace
         )
-        function: FunctionFacts | Unknown = (
-            self.function(function_found)
-            if isinstance(function_found, Located)
-            else Unknown("the function", function_found.why)
-        )
+        function: FunctionFacts | Unknown
+        if isinstance(function_found, Located):
+            why = self.blocked(function_found)
+            function = Unknown("the function", why) if why else self.function(function_found)
+        else:
+            function = Unknown("the function", function_found.why)
         enabled = as_bool(self.value(template, properties.get("Enabled")))
         if enabled is False:
             self.trace.note("The mapping is disabled with Enabled: false; checked as if enabled.")

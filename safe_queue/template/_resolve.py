@@ -51,21 +51,18 @@ _UNSUPPORTED = (
     "Fn::Base64",
     "Fn::Cidr",
     "Fn::GetAZs",
-    "Fn::Length",
-    "Fn::ToJsonString",
     "Fn::Transform",
     "Fn::ForEach",
 )
-# Event sources that are not SQS: their mappings are not checked (and not counted).
-_NOT_QUEUE_TYPES = (
-    "AWS::Kinesis::",
-    "AWS::DynamoDB::",
-    "AWS::MSK::",
-    "AWS::AmazonMQ::",
-    "AWS::DocDB::",
-    "AWS::DocDBElastic::",
+# Resources whose value may be a queue's ARN without being a queue: custom resources,
+# nested stacks and applications (their outputs), modules. Any other resource type that is
+# not AWS::SQS::Queue is some other event source (a stream, a broker, a function...).
+_OPAQUE_TYPES = (
+    "Custom::",
+    "AWS::CloudFormation::CustomResource",
+    "AWS::CloudFormation::Stack",
+    "AWS::Serverless::Application",
 )
-_NOT_QUEUE_SERVICES = frozenset({"kinesis", "dynamodb", "kafka", "mq", "rds", "docdb-elastic"})
 _SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _MAX_DEPTH = 20
 
@@ -88,12 +85,12 @@ class Reference:
     @property
     def type(self) -> str:
         """The resource's ``Type``."""
-        return str(self.template.resources[self.logical_id].get("Type", ""))
+        return str(_resource(self.template, self.logical_id).get("Type", ""))
 
     @property
     def metadata(self) -> dict[str, Any]:
         """The resource's ``Metadata`` (empty when absent)."""
-        metadata = self.template.resources[self.logical_id].get("Metadata")
+        metadata = _resource(self.template, self.logical_id).get("Metadata")
         return metadata if isinstance(metadata, dict) else {}
 
     def __str__(self) -> str:
@@ -128,18 +125,18 @@ class Located:
     @property
     def properties(self) -> dict[str, Any]:
         """The resource's ``Properties`` (empty when absent)."""
-        properties = self.template.resources[self.logical_id].get("Properties")
+        properties = _resource(self.template, self.logical_id).get("Properties")
         return properties if isinstance(properties, dict) else {}
 
     @property
     def type(self) -> str:
         """The resource's ``Type``."""
-        return str(self.template.resources[self.logical_id].get("Type", ""))
+        return str(_resource(self.template, self.logical_id).get("Type", ""))
 
     @property
     def metadata(self) -> dict[str, Any]:
         """The resource's ``Metadata`` (empty when absent)."""
-        metadata = self.template.resources[self.logical_id].get("Metadata")
+        metadata = _resource(self.template, self.logical_id).get("Metadata")
         return metadata if isinstance(metadata, dict) else {}
 
 
@@ -157,6 +154,12 @@ class Trace:
 
 Value = Any
 """A resolved value: plain data, :class:`Reference`, :class:`Text` or :class:`Unresolved`."""
+
+
+def _resource(template: TemplateFile, logical_id: str) -> dict[str, Any]:
+    """Return a resource of ``template`` (empty for an ``Fn::ForEach`` loop not expanded)."""
+    resource = template.resources.get(logical_id)
+    return resource if isinstance(resource, dict) else {}
 
 
 def _is_sam(template: TemplateFile) -> bool:
@@ -184,6 +187,12 @@ class Deployment:
         self._exports: dict[str, list[tuple[TemplateFile, Any]]] | None = None
         self._names: dict[tuple[str, str], list[Located]] | None = None
         self._sam_aliases: dict[int, dict[str, str]] = {}
+
+    def forget(self) -> None:
+        """Drop what was read of the templates (exports, names): they have changed."""
+        self._exports = None
+        self._names = None
+        self._sam_aliases = {}
 
     # --- resolution ------------------------------------------------------------------
 
@@ -218,12 +227,47 @@ class Deployment:
                 return self._find_in_map(template, argument, trace, depth)
             if key == "Fn::If":
                 return self._if(template, argument, trace, depth)
+            if key == "Fn::Length":
+                return self._length(template, argument, trace, depth)
+            if key == "Fn::ToJsonString":
+                return self._to_json_string(template, argument, trace, depth)
             if key in _UNSUPPORTED:
                 return Unresolved(f"is computed with {key}, which safe-queue does not evaluate")
         resolved = {
             key: self.resolve(template, value, trace, depth + 1) for key, value in node.items()
         }
         return {key: value for key, value in resolved.items() if value is not _ABSENT}
+
+    def _length(self, template: TemplateFile, argument: Any, trace: Trace, depth: int) -> Value:
+        """``Fn::Length`` (AWS::LanguageExtensions): the number of items of a list."""
+        items = self.resolve(template, argument, trace, depth + 1)
+        if isinstance(items, Unresolved):
+            return items
+        if not isinstance(items, list):
+            return Unresolved(f"is an Fn::Length of {items!r}, which is not a list")
+        return len(items)
+
+    def _to_json_string(
+        self, template: TemplateFile, argument: Any, trace: Trace, depth: int
+    ) -> Value:
+        """``Fn::ToJsonString`` (AWS::LanguageExtensions): an object or list as JSON text.
+
+        A reference inside becomes its ``${Id.Attribute}`` placeholder, as in ``Fn::Sub``
+        text, so a ``RedrivePolicy`` written this way still reaches its dead-letter queue.
+        """
+        value = self.resolve(template, argument, trace, depth + 1)
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, Unresolved):
+                return item
+            if isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+        if not isinstance(value, dict | list):
+            return Unresolved(f"is an Fn::ToJsonString of {value!r}, not an object or a list")
+        return json.dumps(value, separators=(",", ":"), default=str)
 
     def _ref(self, template: TemplateFile, name: Any, trace: Trace, depth: int = 0) -> Value:
         if not isinstance(name, str):
@@ -251,7 +295,7 @@ class Deployment:
         if template.parent is not None:
             # A nested stack's parameter takes the value its parent stack passes.
             parent, stack_id = template.parent
-            properties = parent.resources.get(stack_id, {}).get("Properties")
+            properties = _resource(parent, stack_id).get("Properties")
             passed = properties.get("Parameters") if isinstance(properties, dict) else None
             if isinstance(passed, dict) and name in passed:
                 return self.resolve(parent, passed[name], trace, depth + 1)
@@ -284,11 +328,13 @@ class Deployment:
             generated = {}
             if _is_sam(template):
                 for logical_id, resource in template.resources.items():
-                    if resource.get("Type") != SAM_FUNCTION:
+                    if not isinstance(resource, dict) or resource.get("Type") != SAM_FUNCTION:
                         continue
                     generated[f"{logical_id}.Alias"] = logical_id
                     generated[f"{logical_id}.Version"] = logical_id
-                    properties = resource.get("Properties") or {}
+                    properties = resource.get("Properties")
+                    if not isinstance(properties, dict):
+                        continue
                     alias = properties.get("AutoPublishAlias")
                     if isinstance(alias, str):
                         generated[f"{logical_id}Alias{alias}"] = logical_id
@@ -519,6 +565,8 @@ class Deployment:
             self._names = {}
             for template in self.templates:
                 for logical_id, resource in template.resources.items():
+                    if not isinstance(resource, dict):
+                        continue
                     resource_type = resource.get("Type")
                     if resource_type == QUEUE_TYPE:
                         key, prop = "queue", "QueueName"
@@ -526,7 +574,9 @@ class Deployment:
                         key, prop = "function", "FunctionName"
                     else:
                         continue
-                    properties = resource.get("Properties") or {}
+                    properties = resource.get("Properties")
+                    if not isinstance(properties, dict):
+                        continue
                     physical = self.resolve(template, properties.get(prop), Trace())
                     if isinstance(physical, str):
                         self._names.setdefault((key, physical), []).append(
@@ -547,17 +597,19 @@ class Deployment:
         if isinstance(value, Reference):
             if value.type == QUEUE_TYPE:
                 return Located(value.template, value.logical_id)
-            if value.type.startswith(_NOT_QUEUE_TYPES):
+            if value.type.startswith("AWS::") and not value.type.startswith(_OPAQUE_TYPES):
                 return NotQueue(f"{value.type} {value.logical_id}")
-            return Unresolved(f"is {value.type} {value.logical_id}, not an SQS queue")
+            return Unresolved(
+                f"is {value.type or 'a resource'} {value.logical_id}, not an SQS queue"
+            )
         if isinstance(value, str):
             return self._queue_by_arn(value)
         return Unresolved(f"is {value!r}, not a queue ARN")
 
     def _queue_by_arn(self, arn: str) -> Located | NotQueue | Unresolved:
         segments = _segments(arn)
-        if arn.startswith("arn:") and len(segments) >= 6 and segments[2] in _NOT_QUEUE_SERVICES:
-            return NotQueue(arn)
+        if arn.startswith("arn:") and len(segments) >= 6 and segments[2] not in ("sqs", "*"):
+            return NotQueue(arn)  # a stream, a broker, a function...: not an SQS mapping
         name = segments[-1].rsplit("/", 1)[-1]
         return self._one_named("queue", name, arn)
 
