@@ -58,41 +58,48 @@ def test_every_extra_named_in_the_docs_exists(page: str):
     assert {extra for group in named for extra in group.split(",")} - extras == set()
 
 
-def _pip_dry_run(requirement: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--dry-run",
-            "--no-index",
-            "--no-build-isolation",
-            "--disable-pip-version-check",
-            requirement,
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+@pytest.fixture(scope="module")
+def dry_runs() -> dict[str, subprocess.CompletedProcess[str]]:
+    """pip on the README's clone form and git form, both at once (each waits on pip and git)."""
+    git = _requirement("README.md", "git+")
+    local = git.replace(REPOSITORY, f"file://localhost{ROOT}")
+    assert local != git
+    requirements = {"clone": _requirement("README.md", ".["), "git": local}
+    started = {
+        form: subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--dry-run",
+                "--no-index",
+                "--no-build-isolation",
+                "--disable-pip-version-check",
+                requirement,
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for form, requirement in requirements.items()
+    }
+    done = {}
+    for form, process in started.items():
+        out, err = process.communicate(timeout=120)
+        done[form] = subprocess.CompletedProcess(process.args, process.returncode, out, err)
+    return done
 
 
-def test_clone_form_resolves_from_the_repository_root():
-    # GIVEN the README's command for a clone, run in the clone's root
-    pip = _pip_dry_run(_requirement("README.md", ".["))
+@pytest.mark.parametrize("form", ["clone", "git"])
+def test_clone_and_git_forms_resolve(
+    dry_runs: dict[str, subprocess.CompletedProcess[str]], form: str
+):
+    # GIVEN the README's command for a clone (run in its root), or for the git repository
+    # (this repository as the remote) WHEN pip resolves it
+    pip = dry_runs[form]
     # THEN pip builds this project and finds the extra's dependencies (aws-cdk-lib ...)
-    assert pip.returncode == 0, pip.stderr
-    assert re.search(r"^Would install safe-queue-\S+$", pip.stdout, re.M)
-    assert "aws-cdk-lib" in pip.stdout
-
-
-def test_git_form_resolves_with_this_repository_as_the_remote():
-    requirement = _requirement("README.md", "git+")
-    local = requirement.replace(REPOSITORY, f"file://localhost{ROOT}")
-    assert local != requirement
-    pip = _pip_dry_run(local)
     assert pip.returncode == 0, pip.stderr
     assert re.search(r"^Would install safe-queue-\S+$", pip.stdout, re.M)
     assert "aws-cdk-lib" in pip.stdout
