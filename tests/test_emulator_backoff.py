@@ -104,7 +104,16 @@ def consumers() -> dict[str, Consumer]:
     # a FIFO consumer like the example's ledger: 30 s function, visibility 180 s
     alone("Ledger", "ledger", 30, 10, fifo=True, content_based_deduplication=True)
     # the example's invoice consumer, configured as in example/stack.py
-    alone("Invoices", "invoices", 180, 5, window=2, idempotency=True)
+    alone(
+        "Invoices",
+        "invoices",
+        180,
+        5,
+        window=2,
+        idempotency=True,
+        failure_backoff=FailureBackoff(base=30, cap=900),
+        max_receive_count=7,
+    )
 
     def logical_id(stack: cdk.Stack, construct: Any) -> str:
         return stack.get_logical_id(construct.node.default_child)

@@ -7,8 +7,8 @@ invoice id: a redelivered or redriven message for an invoice already rendered re
 stored result instead of rendering and e-mailing again. The records live in the DynamoDB
 table named by ``IDEMPOTENCY_TABLE_NAME`` (``SafeQueueConsumer(..., idempotency=True)``).
 
-Two helpers of ``safe_queue.runtime`` (boto3 only; the function's package needs
-``safe-queue``):
+Two helpers of ``safe_queue.runtime`` (boto3 only; the example bundles the CDK-free part
+of ``safe_queue`` into the function's code):
 
 - ``stop_before_deadline``: no invoice starts with less than ``DEADLINE_MARGIN`` seconds
   left (the slowest invoice renders in about 90 s), so a slow batch ends in time and
@@ -46,8 +46,8 @@ DEADLINE_MARGIN = 100
 """Seconds: an invoice starts only while at least this much of the 180 s timeout is left."""
 
 processor = BatchProcessor(event_type=EventType.SQS)
-# The construct does not know the backoff yet: these numbers are the handler's own.
-backoff = FailureBackoff(base=30, cap=900)
+# The backoff SafeQueueConsumer(failure_backoff=...) declared, and counted in its retry budget.
+backoff = FailureBackoff.from_env()
 # Keyed on the business id, not the message id: a re-sent message is a new message.
 idempotency_config = IdempotencyConfig(
     event_key_jmespath="invoiceId",
