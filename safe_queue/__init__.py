@@ -42,11 +42,23 @@ _LAZY = {
 }
 
 
+_CDK_MODULES = frozenset({"aws_cdk", "constructs", "jsii"})
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'safe_queue' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as missing:
+        if missing.name is None or missing.name.split(".")[0] not in _CDK_MODULES:
+            raise
+        raise ModuleNotFoundError(
+            f"safe_queue.{name} needs aws-cdk-lib and constructs, which are not installed"
+            f" ({missing.name!r} is missing). Fix: pip install 'safe-queue[cdk]'.",
+            name=missing.name,
+        ) from None
     globals()[name] = value
     return value
 
