@@ -1,6 +1,6 @@
 """Build and synthesize one benchmark app, as `cdk synth` runs `python app.py`.
 
-python -m benchmarks.run_app COUNT [--hand-wired] [--checks] [--nag] [--split]
+python -m benchmarks.run_app COUNT [--per-stack N] [--hand-wired] [--checks] [--nag] [--split]
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from benchmarks.apps import consumers_app
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("count", type=int)
+    parser.add_argument("--per-stack", type=int, default=40)
     parser.add_argument("--hand-wired", action="store_true")
     parser.add_argument("--checks", action="store_true")
     parser.add_argument("--nag", action="store_true")
@@ -22,6 +23,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as outdir:
         app = consumers_app(
             args.count,
+            per_stack=args.per_stack,
             hand_wired=args.hand_wired,
             checks=args.checks,
             nag=args.nag,

@@ -13,7 +13,6 @@ from typing import Final
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
@@ -82,6 +81,7 @@ class ConsumerAlarms:
 def consumer_alarms(
     scope: Construct,
     *,
+    path: str,
     queue: sqs.IQueue,
     dead_letter_queue: sqs.IQueue,
     max_receive_count: int,
@@ -91,9 +91,9 @@ def consumer_alarms(
 ) -> ConsumerAlarms:
     """Create ``DeadLetterAlarm``, ``AgeAlarm`` and ``RedeliveryAlarm`` in ``scope``.
 
-    Every alarm notifies ``alarm_topic`` when one is given; missing data never alarms.
+    ``path`` is the consumer's construct path, for the descriptions. Every alarm notifies
+    ``alarm_topic`` when one is given; missing data never alarms.
     """
-    path = scope.node.path
     alarms = ConsumerAlarms(
         dead_letter=cloudwatch.Alarm(
             scope,
@@ -147,6 +147,8 @@ def consumer_alarms(
         ),
     )
     if alarm_topic is not None:
+        from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions  # only then
+
         action = cloudwatch_actions.SnsAction(alarm_topic)
         for alarm in alarms.all():
             alarm.add_alarm_action(action)

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from aws_cdk import Annotations, Duration
 from aws_cdk import aws_lambda as lambda_
-from constructs import Construct
+from constructs import Construct, Node
 
 from safe_queue import keys
 from safe_queue.cdk._values import is_number_token, whole_seconds
@@ -47,12 +47,16 @@ class ConsumingFunction:
     reserved_concurrency
         ``ReservedConcurrentExecutions``; ``None`` without one; ``Unknown`` when it cannot
         be read (an imported function, a token).
+    own_node
+        ``own.node``, read once (each read is a round trip into jsii); ``None`` when
+        imported.
     """
 
     own: lambda_.Function | None
     cfn: lambda_.CfnFunction | None
     timeout: int | None
     reserved_concurrency: int | Unknown | None
+    own_node: Node | None = None
 
 
 def underlying_function(function: lambda_.IFunction) -> lambda_.Function | None:
@@ -106,7 +110,8 @@ def read_function(function: lambda_.IFunction, given: Duration | None) -> Consum
             whole_seconds("function_timeout", given),
             Unknown(_RESERVED, "is not known: the function is imported"),
         )
-    cfn = own.node.default_child
+    own_node = own.node
+    cfn = own_node.default_child
     if not isinstance(cfn, lambda_.CfnFunction):
         raise SafeQueueConfigError(
             f"the function {own.node.path} has no CfnFunction child, so its timeout cannot be"
@@ -135,7 +140,7 @@ def read_function(function: lambda_.IFunction, given: Duration | None) -> Consum
         reserved = Unknown(_RESERVED, "is an unresolved token (a parameter or an import)")
     else:
         reserved = int(reserved_raw)
-    return ConsumingFunction(own, cfn, timeout, reserved)
+    return ConsumingFunction(own, cfn, timeout, reserved, own_node)
 
 
 class _VisibilityTimeoutEnv(Construct):
@@ -147,12 +152,22 @@ class _VisibilityTimeoutEnv(Construct):
         self.consumer_path = consumer_path
 
 
-def set_visibility_env(consumer: Construct, function: lambda_.Function, visibility: int) -> None:
-    """Set SAFE_QUEUE_VISIBILITY_TIMEOUT on the function, unless another consumer did."""
-    marker = function.node.try_find_child(_VISIBILITY_MARKER)
+def set_visibility_env(
+    consumer: Construct,
+    consumer_path: str,
+    function: lambda_.Function,
+    visibility: int,
+    function_node: Node | None = None,
+) -> None:
+    """Set SAFE_QUEUE_VISIBILITY_TIMEOUT on the function, unless another consumer did.
+
+    ``consumer_path`` and ``function_node`` (``function.node``) are given when already read.
+    """
+    node = function.node if function_node is None else function_node
+    marker = node.try_find_child(_VISIBILITY_MARKER)
     if not isinstance(marker, _VisibilityTimeoutEnv):
         function.add_environment(keys.VISIBILITY_TIMEOUT_ENV, str(visibility))
-        _VisibilityTimeoutEnv(function, visibility, consumer.node.path)
+        _VisibilityTimeoutEnv(function, visibility, consumer_path)
     elif marker.visibility != visibility:
         Annotations.of(consumer).add_info(
             f"The function {function.node.path} also consumes {marker.consumer_path}, whose"

@@ -8,15 +8,17 @@ the rules the consumer reported itself (one verdict, not two).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from aws_cdk import Acknowledgment, Duration, Names, RemovalPolicy, Validations
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from safe_queue import keys
 from safe_queue.cdk import plan as planning
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_kms as kms
 
 __all__ = ["consumer_queues"]
 

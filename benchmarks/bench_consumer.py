@@ -1,0 +1,197 @@
+"""SafeQueueConsumer against the same resources wired by hand with plain aws-cdk-lib.
+
+    .venv/bin/python -m benchmarks.bench_consumer            # 100 consumers, 4 stacks, 7 runs
+    .venv/bin/python -m benchmarks.bench_consumer --repeat 11 --count 100 --per-stack 25
+
+Issue 18's target: a whole ``python app.py`` process with 100 ``SafeQueueConsumer``s in 4
+stacks takes at most 1.05x the same resources wired by hand (``benchmarks/apps.py``). In
+order:
+
+1. Both apps are synthesized here and their resources compared (every stack's template,
+   logical ids and construct paths aside, and the cdk-nag acknowledgements reaching each
+   resource): any difference stops the benchmark, since the ratio would mean nothing.
+2. Round trips into jsii to build and synthesize each app, by kind (deterministic).
+3. In one process, after a warm-up: build + ``app.synth()``, wall and CPU time (this
+   process and the jsii kernel's node processes), variants interleaved.
+4. Whole processes, as ``cdk synth`` runs ``python app.py``: ``python -m benchmarks.run_app
+   100 --per-stack 25 [--hand-wired]`` (interpreter start, ``import aws_cdk``, the jsii
+   kernel's start, build, synth), interleaved, the order of the pair alternating; wall and
+   CPU time of the process tree. The hand-wired process never imports safe_queue.
+
+Python's bytecode cache is on for the processes timed (in a temporary directory), as for
+an installed package; ``--no-bytecode-cache`` keeps this workplace's
+``PYTHONDONTWRITEBYTECODE=1``. Record the output in ``benchmarks/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.measure import (
+    Loads,
+    Runs,
+    bytecode_cache,
+    cpu_seconds,
+    machine,
+    pair_ratios,
+    ratio,
+    run_process,
+    use_project_node,
+)
+
+use_project_node()
+
+import aws_cdk as cdk  # noqa: E402
+
+from benchmarks.apps import consumers_app, differences  # noqa: E402
+
+Build = Callable[[str], cdk.App]
+
+
+def check_same_resources(count: int, per_stack: int) -> int:
+    """Synthesize both apps; exit if their resources differ. Return the resource count."""
+    with tempfile.TemporaryDirectory() as construct, tempfile.TemporaryDirectory() as hand:
+        consumers_app(count, per_stack=per_stack, outdir=construct).synth()
+        consumers_app(count, per_stack=per_stack, hand_wired=True, outdir=hand).synth()
+        found = differences(construct, hand)
+        if found:
+            sys.exit(
+                f"The hand-wired app differs from the SafeQueueConsumer app ({len(found)}"
+                " resources): the ratio would mean nothing. Fix benchmarks/apps.py.\n"
+                + "\n".join(line[:300] for line in found[:10])
+            )
+        return sum(
+            len(json.loads(path.read_text())["Resources"])
+            for path in Path(construct).glob("*.template.json")
+        )
+
+
+def round_trips(build: Build) -> Counter[str]:
+    """Requests sent to the jsii kernel to build and synthesize, by kind (create, get,
+    invoke, static invoke, callback completion...)."""
+    from jsii._kernel.providers import process
+
+    original = process._NodeProcess.send
+    kinds: Counter[str] = Counter()
+
+    def counting(self: Any, request: Any, response_type: Any) -> Any:
+        kinds[type(request).__name__.removeprefix("_").removesuffix("Request")] += 1
+        return original(self, request, response_type)
+
+    process._NodeProcess.send = counting  # type: ignore[method-assign]
+    try:
+        with tempfile.TemporaryDirectory() as outdir:
+            build(outdir).synth()
+    finally:
+        process._NodeProcess.send = original  # type: ignore[method-assign]
+    return kinds
+
+
+def in_process(build: Build) -> tuple[float, float]:
+    """Wall and CPU seconds (this process + the jsii kernel) of build + synth."""
+    with tempfile.TemporaryDirectory() as outdir:
+        gc.collect()
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        build(outdir).synth()
+        return time.perf_counter() - wall, cpu_seconds() - cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--count", type=int, default=100)
+    parser.add_argument("--per-stack", type=int, default=25)
+    parser.add_argument("--repeat", type=int, default=7, help="whole-process runs of each")
+    parser.add_argument("--in-process-repeat", type=int, default=5)
+    parser.add_argument("--no-bytecode-cache", action="store_true")
+    args = parser.parse_args()
+    count, per_stack = args.count, args.per_stack
+    stacks = -(-count // per_stack)
+    print(machine("aws-cdk-lib", "jsii"))
+    resources = check_same_resources(count, per_stack)
+    print(
+        f"\n{count} consumers in {stacks} stacks: {resources} resources, the same for the"
+        " hand-wired app (checked: templates, logical ids aside, and acknowledgements)."
+    )
+
+    def construct(outdir: str) -> cdk.App:
+        return consumers_app(count, per_stack=per_stack, outdir=outdir)
+
+    def hand(outdir: str) -> cdk.App:
+        return consumers_app(count, per_stack=per_stack, hand_wired=True, outdir=outdir)
+
+    calls = {"SafeQueueConsumer": round_trips(construct), "hand-wired": round_trips(hand)}
+    kinds = sorted(set(calls["SafeQueueConsumer"]) | set(calls["hand-wired"]))
+    print("\nRound trips into jsii per consumer (build + synth), by request kind:\n")
+    print(f"| app | total | {' | '.join(kinds)} |\n|---|---|{'---|' * len(kinds)}")
+    for name, counted in calls.items():
+        cells = " | ".join(f"{counted[kind] / count:.2f}" for kind in kinds)
+        print(f"| {name} | **{sum(counted.values()) / count:.2f}** | {cells} |")
+
+    loads = Loads()
+    here = {"SafeQueueConsumer": Runs(), "hand-wired": Runs()}
+    in_process(construct), in_process(hand)  # warm-up
+    for _ in range(args.in_process_repeat):
+        for name, build in (("SafeQueueConsumer", construct), ("hand-wired", hand)):
+            loads.sample()
+            here[name].add(*in_process(build))
+    loads.sample()
+    a, b = here["SafeQueueConsumer"], here["hand-wired"]
+    print(
+        f"\nIn one process, build + synth, {args.in_process_repeat} runs each, interleaved"
+        f" ({loads}); medians (min-max):\n"
+    )
+    print("| | SafeQueueConsumer | hand-wired | ratio |\n|---|---|---|---|")
+    print(f"| wall | {Runs.spread(a.wall)} | {Runs.spread(b.wall)} | {ratio(a.wall, b.wall):.3f} |")
+    print(f"| CPU | {Runs.spread(a.cpu)} | {Runs.spread(b.cpu)} | {ratio(a.cpu, b.cpu):.3f} |")
+
+    command = [sys.executable, "-m", "benchmarks.run_app", str(count), "--per-stack"]
+    variants = {
+        "SafeQueueConsumer": [*command, str(per_stack)],
+        "hand-wired": [*command, str(per_stack), "--hand-wired"],
+    }
+    loads = Loads()
+    whole = {name: Runs() for name in variants}
+    with bytecode_cache(not args.no_bytecode_cache) as env:
+        for argv in variants.values():  # warm-up: file cache, bytecode
+            run_process(argv, env)
+        for index in range(args.repeat):
+            order = list(variants) if index % 2 == 0 else list(reversed(variants))
+            for name in order:
+                loads.sample()
+                whole[name].add(*run_process(variants[name], env))
+        loads.sample()
+    a, b = whole["SafeQueueConsumer"], whole["hand-wired"]
+    cache = "off" if args.no_bytecode_cache else "on"
+    print(
+        f"\nWhole process (`python -m benchmarks.run_app {count} --per-stack {per_stack}"
+        f" [--hand-wired]`), {args.repeat} runs each, interleaved, bytecode cache {cache}"
+        f" ({loads}); medians (min-max), and the ratio of each side-by-side pair:\n"
+    )
+    print("| | SafeQueueConsumer | hand-wired | ratio of medians | pair ratios |")
+    print("|---|---|---|---|---|")
+    for label, x, y in (("wall", a.wall, b.wall), ("CPU", a.cpu, b.cpu)):
+        print(
+            f"| {label} | {Runs.spread(x)} | {Runs.spread(y)} | **{ratio(x, y):.3f}** |"
+            f" {pair_ratios(x, y)} |"
+        )
+    for label, x, y in (("wall", a.wall, b.wall), ("CPU", a.cpu, b.cpu)):
+        differences_ = [p - q for p, q in zip(x, y, strict=True)]
+        print(
+            f"\n{label}, every run (s): SafeQueueConsumer {[round(t, 2) for t in x]},"
+            f" hand-wired {[round(t, 2) for t in y]}; pair differences: median"
+            f" {statistics.median(differences_):+.2f} s"
+        )
+
+
+if __name__ == "__main__":
+    main()
