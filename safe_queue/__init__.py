@@ -17,10 +17,10 @@ from safe_queue._version import __version__ as __version__
 from safe_queue.errors import SafeQueueConfigError
 
 if TYPE_CHECKING:
-    from safe_queue.cdk.checks import SafeQueueChecks
     from safe_queue.cdk.config_rule import SafeQueueConfigRule
     from safe_queue.cdk.consumer import SafeQueueConsumer, derive_visibility_timeout
     from safe_queue.cdk.dashboard import SafeQueueDashboard
+    from safe_queue.plugin import SafeQueueChecks
 
 __all__ = [
     "SafeQueueChecks",
@@ -34,7 +34,7 @@ __all__ = [
 
 # Public CDK names and the module that defines each; imported on first use.
 _LAZY = {
-    "SafeQueueChecks": "safe_queue.cdk.checks",
+    "SafeQueueChecks": "safe_queue.plugin",
     "SafeQueueConfigRule": "safe_queue.cdk.config_rule",
     "SafeQueueConsumer": "safe_queue.cdk.consumer",
     "SafeQueueDashboard": "safe_queue.cdk.dashboard",

@@ -17,10 +17,29 @@ template.yaml
 0 errors, 1 warning, 0 infos in 1 mapping (1 template)
 >>> [exit_code(report, fail_on) for fail_on in ("error", "warning", "info", "never")]
 [0, 1, 1, 0]
+
+An audit's report (``source_kind="region"``) names each mapping's queue and function, counts
+regions, and says when it is incomplete:
+
+>>> from safe_queue.report import Unreadable
+>>> arn = "arn:aws:sqs:eu-west-1:123456789012:"
+>>> audit = Report([ReportedFinding(Finding("safe-queue:no-dead-letter-queue", Level.WARNING,
+...     "No RedrivePolicy."), "6f1c", extra={"region": "eu-west-1", "queue_name": "orders",
+...     "function_name": "render:live"})], mappings_checked=2, sources=["eu-west-1"],
+...     source_kind="region", unreadable=[Unreadable("sqs:GetQueueAttributes", arn + "refunds",
+...     "denied", "AccessDenied", "", "grant it", mappings=("9a2b",))])
+>>> print(render(audit, "text"))
+eu-west-1
+  eu-west-1: warning safe-queue:no-dead-letter-queue orders -> render:live (mapping 6f1c)
+  No RedrivePolicy.
+<BLANKLINE>
+0 errors, 1 warning, 0 infos in 2 mappings in 1 region; incomplete: 1 of 2 mappings could
+not be read
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path, PurePath
@@ -95,6 +114,28 @@ def _where(finding: ReportedFinding) -> str:
     return str(finding.extra.get("region") or finding.extra.get("account") or "account")
 
 
+def _label(finding: ReportedFinding) -> str:
+    """Name the mapping: its id, or for an account its queue and function and its UUID."""
+    queue, function = finding.extra.get("queue_name"), finding.extra.get("function_name")
+    if queue and function:
+        return f"{queue} -> {function} (mapping {finding.resource})"
+    return finding.resource
+
+
+def _unread(report: Report) -> str:
+    """Say how much of an incomplete run could not be read (empty when it is complete)."""
+    if report.complete:
+        return ""
+    mappings = {uuid for failure in report.unreadable for uuid in failure.mappings}
+    regions = [failure.resource for failure in report.unreadable if not failure.mappings]
+    parts = []
+    if mappings:
+        parts.append(f"{len(mappings)} of {_plural(report.mappings_checked, 'mapping')}")
+    if regions:
+        parts.append(f"the mappings of {_plural(len(regions), 'region')} ({', '.join(regions)})")
+    return f"; incomplete: {' and '.join(parts)} could not be read"
+
+
 def _text(report: Report) -> str:
     groups: dict[str, list[ReportedFinding]] = {}
     for finding in report.findings:
@@ -107,17 +148,18 @@ def _text(report: Report) -> str:
             covered = finding.finding.acknowledged
             mark = f" [acknowledged: {covered.reason}]" if covered is not None else ""
             lines.append(
-                f"  {location}: {finding.level.value} {finding.rule_id} {finding.resource}"
+                f"  {location}: {finding.level.value} {finding.rule_id} {_label(finding)}"
                 f" {finding.message}{mark}"
             )
         lines.append("")
     counts = _counts(report)
-    sources = len(report.sources)
+    sources = _plural(len(report.sources), report.source_kind)
+    where = f"in {sources}" if report.source_kind == "region" else f"({sources})"
     acknowledged = f", {counts['acknowledged']} acknowledged" if counts["acknowledged"] else ""
     lines.append(
         f"{_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')},"
         f" {_plural(counts['info'], 'info')}{acknowledged} in"
-        f" {_plural(report.mappings_checked, 'mapping')} ({_plural(sources, 'template')})"
+        f" {_plural(report.mappings_checked, 'mapping')} {where}{_unread(report)}"
     )
     return "\n".join(lines)
 
@@ -139,7 +181,7 @@ def _json(report: Report) -> dict[str, Any]:
         findings.append(entry)
     counts = _counts(report)
     worst = report.worst()
-    return {
+    document: dict[str, Any] = {
         "findings": findings,
         "summary": {
             "errors": counts["error"],
@@ -151,6 +193,12 @@ def _json(report: Report) -> dict[str, Any]:
             "sources": list(report.sources),
         },
     }
+    if report.source_kind == "region":  # an audit: complete, or what it could not read
+        document["summary"]["complete"] = report.complete
+        document["summary"]["unreadable"] = [
+            dataclasses.asdict(failure) for failure in report.unreadable
+        ]
+    return document
 
 
 def _acknowledged(finding: ReportedFinding) -> dict[str, str] | None:
@@ -221,7 +269,7 @@ def _sarif(report: Report) -> dict[str, Any]:
         if extra:
             result["properties"] = extra
         results.append(result)
-    return {
+    log: dict[str, Any] = {
         "$schema": _SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [
@@ -239,3 +287,14 @@ def _sarif(report: Report) -> dict[str, Any]:
             }
         ],
     }
+    if report.source_kind == "region":  # an audit: did it read everything?
+        log["runs"][0]["invocations"] = [
+            {
+                "executionSuccessful": report.complete,
+                "toolExecutionNotifications": [
+                    {"level": "error", "message": {"text": failure.sentence()}}
+                    for failure in report.unreadable
+                ],
+            }
+        ]
+    return log

@@ -13,13 +13,20 @@ Exit codes
 0
     The task was started (or, with ``--wait``, completed).
 1
-    A move task is already running on the dead-letter queue, SQS refused to start the
-    task, or the task failed or was cancelled.
+    A move task is already running on the dead-letter queue, the task could not be
+    started (SQS refused it, or an AWS error after the retries), the task failed or was
+    cancelled, or following it with ``--wait`` failed (the task goes on).
 2
     Usage error, queue not found, not a dead-letter queue or source queue, several source
-    queues without ``--all-sources``, no credentials or region, access denied.
+    queues without ``--all-sources``, no credentials or region, or an AWS error (access
+    denied, throttled or a server error after the retries, an unreachable endpoint) while
+    reading the queues, before anything was started.
 130
     Interrupted while waiting (the task goes on).
+
+Every AWS error is one line on stderr: the operation, the queue, the AWS error code and
+message (an HTML error page is described, never printed) and what to do. The SQS client
+retries as :mod:`safe_queue.retries` sets it for ``redrive``.
 
 Nothing here imports aws-cdk-lib: the command needs boto3 only.
 """
@@ -35,6 +42,8 @@ from dataclasses import dataclass
 from typing import Any, Final, NoReturn, TextIO
 from urllib.parse import urlparse
 
+from safe_queue.arn import Arn, queue_arn
+
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main", "main_entry"]
 
 EXIT_OK: Final = 0
@@ -44,9 +53,6 @@ EXIT_INTERRUPTED: Final = 130
 
 PROG: Final = "safe-queue redrive"
 MAX_PER_SECOND: Final = 500  # SQS API Reference, StartMessageMoveTask: at most 500.
-_NOT_FOUND: Final = frozenset(
-    {"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "NonExistentQueue"}
-)
 _WARNING: Final = (
     "warning: redrive replays every message of {dlq} into {sources}; the consumer runs "
     "each of them again. This is safe only if the consumer is idempotent, keyed on the "
@@ -145,14 +151,15 @@ class _Queue:
 
     @property
     def name(self) -> str:
-        return self.arn.rsplit(":", 1)[-1]
+        parsed = Arn.parse(self.arn)
+        return self.arn if parsed is None else parsed.name
 
 
 def _region_of(queue: str) -> str | None:
     """Return the region named by a queue ARN or URL, if any."""
     if queue.startswith("arn:"):
-        parts = queue.split(":")
-        return parts[3] if len(parts) == 6 and parts[3] else None
+        parsed = Arn.parse(queue)
+        return parsed.region if parsed is not None and parsed.region else None
     if "://" in queue:
         host = urlparse(queue).hostname or ""
         labels = host.split(".")
@@ -168,6 +175,7 @@ class _Redrive:
         self.client = client
         self.out = out
         self.err = err
+        self.started: _Queue | None = None  # the dead-letter queue, once a task is started
 
     # -- resolving the queues ---------------------------------------------------------
 
@@ -175,15 +183,16 @@ class _Redrive:
         if "://" in queue:
             return queue
         if queue.startswith("arn:"):
-            parts = queue.split(":")
-            if len(parts) != 6 or parts[2] != "sqs" or not parts[5]:
+            try:
+                arn = queue_arn(queue)
+            except ValueError:
                 raise _StopError(
                     EXIT_USAGE,
                     f"QUEUE: got {queue!r}; expected an SQS queue ARN "
                     "(arn:aws:sqs:REGION:ACCOUNT:NAME), a queue URL or a queue name",
-                )
+                ) from None
             response = self.client.get_queue_url(
-                QueueName=parts[5], QueueOwnerAWSAccountId=parts[4]
+                QueueName=arn.resource, QueueOwnerAWSAccountId=arn.account
             )
         else:
             response = self.client.get_queue_url(QueueName=queue)
@@ -260,12 +269,11 @@ class _Redrive:
         try:
             response = self.client.start_message_move_task(**request)
         except Exception as error:
-            code, message = _error_text(error)
-            if code is None:
+            sentence = _sentence(error, dlq.name)
+            if sentence is None:
                 raise
-            raise _StopError(
-                EXIT_FAILED, f"SQS refused to start a move task on {dlq.name!r}: {code}: {message}"
-            ) from None
+            raise _StopError(EXIT_FAILED, f"no move task was started: {sentence}") from None
+        self.started = dlq
         return str(response["TaskHandle"])
 
     def wait(self, dlq: _Queue, handle: str, poll_interval: float, earlier: int) -> int:
@@ -337,19 +345,38 @@ class _Progress:
             self.stream.flush()
 
 
-def _error_text(error: BaseException) -> tuple[str | None, str]:
-    """Return the AWS error code and message of a ClientError (code None otherwise)."""
-    response = getattr(error, "response", None)
-    if not isinstance(response, dict):
-        return None, str(error)
-    details = response.get("Error", {})
-    return str(details.get("Code", "?")), str(details.get("Message", ""))
+_FIXES: Final = {
+    "not-found": "check the queue's name or URL, the account and the region (--region)",
+    "denied": (
+        "grant it to these credentials (redrive needs sqs:GetQueueUrl, sqs:GetQueueAttributes,"
+        " sqs:ListDeadLetterSourceQueues, sqs:ListMessageMoveTasks, sqs:StartMessageMoveTask;"
+        " the move itself sqs:ReceiveMessage and sqs:DeleteMessage on the dead-letter queue,"
+        " sqs:SendMessage on the source queues)"
+    ),
+}
+
+
+def _sentence(error: BaseException, queue: str) -> str | None:
+    """One line for an AWS error: operation, queue, code, message, fix (``None``: not AWS's)."""
+    from safe_queue.live.aws_errors import describe
+
+    operation = getattr(error, "operation_name", None)
+    failure = describe(
+        error,
+        f"sqs:{operation}" if operation else "SQS",
+        repr(queue),
+        fixes=_FIXES,
+        expected_only=False,
+    )
+    return None if failure is None else failure.sentence()
 
 
 def _make_client(region: str | None) -> Any:
     import boto3
 
-    return boto3.client("sqs", region_name=region)
+    from safe_queue.retries import client_config
+
+    return boto3.client("sqs", region_name=region, config=client_config("redrive"))
 
 
 def main(
@@ -392,6 +419,7 @@ def main(
         return EXIT_USAGE
 
     queue = str(args.queue)
+    redrive: _Redrive | None = None
     try:
         client = sqs_client or _make_client(args.region or _region_of(queue))
         redrive = _Redrive(client, out, err)
@@ -424,16 +452,19 @@ def main(
     except NoRegionError:
         print(f"{PROG}: no AWS region; pass --region or set AWS_REGION", file=err)
         return EXIT_USAGE
-    except ClientError as error:
-        code, message = _error_text(error)
-        if code in _NOT_FOUND:
-            where = f"queue {queue!r} not found ({code})"
-            print(f"{PROG}: {where}; check the name, the account and the region", file=err)
-        else:
-            print(f"{PROG}: {queue!r}: {code}: {message}", file=err)
-        return EXIT_USAGE
-    except BotoCoreError as error:
-        print(f"{PROG}: {queue!r}: {error}", file=err)
+    except (ClientError, BotoCoreError) as error:
+        started = redrive.started if redrive is not None else None
+        sentence = _sentence(error, started.name if started else queue)
+        if sentence is None:  # not an AWS answer nor a connection error: a bug, said as one
+            raise
+        if started is not None:  # --wait: following the task failed, the task goes on
+            print(
+                f"{PROG}: stopped following the move task: {sentence} The task goes on; see it"
+                f" with: aws sqs list-message-move-tasks --source-arn {started.arn}",
+                file=err,
+            )
+            return EXIT_FAILED
+        print(f"{PROG}: {sentence}", file=err)
         return EXIT_USAGE
 
 

@@ -2,17 +2,19 @@
 
 The template adapter (``safe-queue check``), the CDK plugin, the live audit
 (``safe-queue audit``) and the AWS Config rule turn engine findings into these, so every
-output format has one shape to render.
+output format has one shape to render. A run that could not read part of what it was
+asked to check (an AWS error after retries) lists it in :attr:`Report.unreadable`: the
+report is then incomplete, and says so.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from safe_queue.engine.rule import Finding, Level
 
-__all__ = ["Report", "ReportedFinding"]
+__all__ = ["Report", "ReportedFinding", "Unreadable"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,62 @@ class ReportedFinding:
         return self.finding.acknowledged is not None
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """Something a run could not read (an AWS error after retries): what, why, and the fix.
+
+    Attributes
+    ----------
+    operation
+        The API action that failed, as IAM names it (``sqs:GetQueueAttributes``).
+    resource
+        What it was asked about: an ARN, a queue, a region.
+    kind
+        Why, in one word: ``denied``, ``throttled``, ``not-found``, ``unavailable`` (a
+        server error), ``unreachable`` (no connection) or ``refused`` (credentials).
+    code
+        The AWS error code (``AccessDenied``, ``ThrottlingException``); ``HTTP 503`` when
+        the answer carried none; the exception's name for a connection error.
+    message
+        The error's message on one line; an HTML page is described, never quoted.
+    fix
+        What to do.
+    attempts
+        How many times it was tried, retries included (``None``: not known).
+    mappings
+        The event source mappings it leaves unchecked (UUIDs); empty when a region's
+        mappings could not be listed at all.
+    region
+        The region asked.
+
+    Examples
+    --------
+    >>> print(Unreadable("sqs:GetQueueAttributes", "arn:aws:sqs:eu-west-1:1:q", "unavailable",
+    ...     "HTTP 503", "Service Unavailable", "audit again later", attempts=10).sentence())
+    sqs:GetQueueAttributes on arn:aws:sqs:eu-west-1:1:q failed after 10 attempts:
+    HTTP 503: Service Unavailable. Fix: audit again later.
+    """
+
+    operation: str
+    resource: str
+    kind: str
+    code: str
+    message: str
+    fix: str
+    attempts: int | None = None
+    mappings: tuple[str, ...] = ()
+    region: str | None = None
+
+    def sentence(self) -> str:
+        """Say it in one line: the operation, the resource, the error code and message, the fix."""
+        tried = f" after {self.attempts} attempts" if self.attempts and self.attempts > 1 else ""
+        message = f": {self.message}" if self.message else ""
+        return (
+            f"{self.operation} on {self.resource} failed{tried}: {self.code}{message}."
+            f" Fix: {self.fix}."
+        )
+
+
 @dataclass
 class Report:
     """Everything one run found.
@@ -73,11 +131,23 @@ class Report:
         SQS event source mappings evaluated.
     sources
         The templates (or regions) read.
+    source_kind
+        What :attr:`sources` are: template files (``template``) or account regions (``region``).
+    unreadable
+        What could not be read (an AWS error after retries): the run is incomplete, and
+        the findings of what it names are unknown.
     """
 
     findings: list[ReportedFinding] = field(default_factory=list)
     mappings_checked: int = 0
     sources: list[str] = field(default_factory=list)
+    source_kind: Literal["template", "region"] = "template"
+    unreadable: list[Unreadable] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """``True`` when everything the run was asked to check was read."""
+        return not self.unreadable
 
     @property
     def open_findings(self) -> list[ReportedFinding]:

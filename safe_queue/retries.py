@@ -20,6 +20,15 @@ attempts, 60 s timeouts), which would be wrong for all of them:
     Inside a message handler: a slow call delays the batch. Standard mode, 3 attempts,
     short timeouts; a failure only means the message comes back at its queue's own time.
 
+What a failing call costs follows from these numbers and botocore's standard backoff
+(botocore 1.44: before attempt *i + 1* it sleeps ``rand(0, 1) * min(base * 2**(i - 1), 20)``
+seconds, ``base`` being 1 s after a throttling error and 50 ms after any other).
+:meth:`RetrySettings.worst_case_seconds` is that cost's upper bound: every attempt timing
+out, every sleep at its maximum. botocore's retry quota (per client: 500 tokens, 14 per
+retry of a server error or timeout, 5 per retry of a throttling error, given back on
+success) stops the retries of a client whose calls keep failing, so that a service in
+trouble makes a run end early and incomplete, not slowly.
+
 Importing this module imports no boto3 or botocore; :func:`client_config` does.
 
 Examples
@@ -28,6 +37,10 @@ Examples
 (3, 'standard')
 >>> settings("audit").read_timeout
 20
+>>> settings("hook").worst_case_seconds()  # the hook's 30 s per invocation, with room
+24.0
+>>> settings("audit").max_backoff_seconds(throttled=False)  # 9 sleeps after 5xx answers
+25.55
 """
 
 from __future__ import annotations
@@ -38,9 +51,25 @@ from typing import TYPE_CHECKING, Final, Literal
 if TYPE_CHECKING:
     from botocore.config import Config
 
-__all__ = ["CALLERS", "Caller", "RetrySettings", "client_config", "settings"]
+__all__ = [
+    "BACKOFF_BASE_OTHER",
+    "BACKOFF_BASE_THROTTLED",
+    "BACKOFF_CAP",
+    "CALLERS",
+    "Caller",
+    "RetrySettings",
+    "client_config",
+    "settings",
+]
 
 Caller = Literal["audit", "config-rule", "hook", "redrive", "heartbeat", "backoff"]
+
+BACKOFF_CAP: Final = 20.0
+"""botocore's longest sleep between two attempts (``ExponentialBackoff._MAX_BACKOFF``)."""
+BACKOFF_BASE_THROTTLED: Final = 1.0
+"""botocore's first sleep, at most, after a throttling error (seconds)."""
+BACKOFF_BASE_OTHER: Final = 0.05
+"""botocore's first sleep, at most, after a server error or a timeout (seconds)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +91,17 @@ class RetrySettings:
     max_attempts: int
     connect_timeout: int
     read_timeout: int
+
+    def max_backoff_seconds(self, *, throttled: bool = True) -> float:
+        """Return the longest total sleep between this caller's attempts of one call."""
+        base = BACKOFF_BASE_THROTTLED if throttled else BACKOFF_BASE_OTHER
+        total = sum(min(base * 2.0**i, BACKOFF_CAP) for i in range(self.max_attempts - 1))
+        return round(float(total), 3)
+
+    def worst_case_seconds(self) -> float:
+        """Return the upper bound of one call: every attempt timing out, the longest sleeps."""
+        timeouts = self.max_attempts * (self.connect_timeout + self.read_timeout)
+        return float(timeouts + self.max_backoff_seconds(throttled=True))
 
 
 CALLERS: Final[dict[Caller, RetrySettings]] = {
@@ -102,8 +142,10 @@ def client_config(caller: Caller, *, max_pool_connections: int = 10) -> Config:
     from botocore.config import Config
 
     chosen = settings(caller)
+    # botocore's ``max_attempts`` counts the retries only (it adds one); ``total_max_attempts``
+    # counts every attempt, the first included, as RetrySettings.max_attempts does.
     return Config(
-        retries={"mode": chosen.mode, "max_attempts": chosen.max_attempts},
+        retries={"mode": chosen.mode, "total_max_attempts": chosen.max_attempts},
         connect_timeout=chosen.connect_timeout,
         read_timeout=chosen.read_timeout,
         max_pool_connections=max_pool_connections,

@@ -118,6 +118,8 @@ def test_the_seed_incident_is_an_error(audited: Audited) -> None:
     assert finding.extra == {
         "queue_arn": audited.queues["seed"],
         "function_arn": audited.functions["render"],
+        "queue_name": "invoice-render",
+        "function_name": "render",
         "region": REGION,
     }
 
@@ -170,6 +172,16 @@ def test_a_deleted_queue_makes_its_mapping_unchecked_and_the_audit_goes_on(
     assert audited.queues["deleted"] in finding.message
     assert "does not exist" in finding.message
     assert "sqs:GetQueueAttributes" in finding.message
+    # AND the report is incomplete, naming that read, its error and the mapping it leaves
+    assert not audited.report.complete
+    (failure,) = audited.report.unreadable
+    assert (failure.operation, failure.resource) == (
+        "sqs:GetQueueAttributes",
+        audited.queues["deleted"],
+    )
+    assert (failure.kind, failure.code) == ("not-found", "AWS.SimpleQueueService.NonExistentQueue")
+    assert failure.mappings == (audited.mappings["deleted"],)
+    assert "delete-event-source-mapping" in failure.fix
 
 
 def test_every_sqs_mapping_is_counted(audited: Audited) -> None:
@@ -214,11 +226,31 @@ def test_access_denied_makes_that_mapping_unchecked_naming_the_action(audited: A
     (finding,) = [f for f in report.findings if f.resource == audited.mappings["denied"]]
     assert finding.rule_id == UNCHECKED
     assert "sqs:GetQueueAttributes" in finding.message
-    assert "denied (AccessDenied)" in finding.message
+    assert "denied (AccessDenied: injected AccessDenied)" in finding.message
     assert report.mappings_checked == len(audited.mappings)
+    # AND the denial makes the audit incomplete (with the deleted queue)
+    denied = [u for u in report.unreadable if u.kind == "denied"]
+    assert [u.mappings for u in denied] == [(audited.mappings["denied"],)]
     assert [f.rule_id for f in report.findings if f.resource == audited.mappings["seed"]] == [
         "safe-queue:visibility-below-function-timeout"
     ]
+
+
+def test_a_deleted_dead_letter_queue_is_named_with_its_own_fix(audited: Audited) -> None:
+    # GIVEN the shared dead-letter queue answers NonExistentQueue (deleted under the sources)
+    session = boto3.Session(region_name=REGION)
+    deny(session, "sqs.GetQueueAttributes", when="render-dlq", code="QueueDoesNotExist")
+    report = audit(session, [REGION])
+    (failure,) = [u for u in report.unreadable if u.resource.endswith(":render-dlq")]
+    # THEN it is named once, for every mapping whose queue sends to it, with the fix of a
+    # dead-letter queue (not "delete the mapping")
+    assert failure.kind == "not-found"
+    assert failure.fix.startswith("a RedrivePolicy names this dead-letter queue: create it")
+    assert audited.mappings["seed"] in failure.mappings
+    assert len(failure.mappings) == len(audited.mappings) - 1  # all but the deleted queue's
+    # AND the seed's visibility error is still found (it needs no dead-letter queue)
+    seed = [f.rule_id for f in report.findings if f.resource == audited.mappings["seed"]]
+    assert "safe-queue:visibility-below-function-timeout" in seed
 
 
 def test_a_denied_function_read_leaves_the_queue_rules_checked(audited: Audited) -> None:
@@ -229,6 +261,11 @@ def test_a_denied_function_read_leaves_the_queue_rules_checked(audited: Audited)
     (unchecked,) = findings
     assert "lambda:GetFunctionConfiguration" in unchecked.message
     assert "safe-queue:visibility-below-function-timeout" in unchecked.message  # skipped
+    # AND one failed read, listed once, leaves every mapping of the shared function unchecked
+    (failure,) = [u for u in report.unreadable if u.resource == audited.functions["render"]]
+    assert failure.operation == "lambda:GetFunctionConfiguration"
+    assert audited.mappings["fixed"] in failure.mappings
+    assert audited.mappings["fixed-again"] in failure.mappings
 
 
 def test_a_region_that_cannot_be_listed_is_reported_and_the_others_audited(
@@ -246,6 +283,8 @@ def test_a_region_that_cannot_be_listed_is_reported_and_the_others_audited(
     assert region_finding.rule_id == UNCHECKED
     assert "lambda:ListEventSourceMappings" in region_finding.message
     assert report.mappings_checked == len(audited.mappings)
+    (listing,) = [u for u in report.unreadable if u.operation == "lambda:ListEventSourceMappings"]
+    assert (listing.resource, listing.kind, listing.mappings) == (OTHER_REGION, "denied", ())
 
 
 def test_more_than_one_page_of_mappings(audited: Audited, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -274,13 +313,90 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
 def test_cli_json_output_and_exit_codes(
     audited: Audited, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = run_cli(capsys, "--region", REGION, "--format", "json")
+    # GIVEN the region's deleted queue (its mapping cannot be read), accepted as partial
+    code, out, _ = run_cli(capsys, "--region", REGION, "--format", "json", "--allow-incomplete")
     assert code == 1  # the seed's error
     document = json.loads(out)
     assert document["summary"]["mappings_checked"] == len(audited.mappings)
     seed = [f for f in document["findings"] if f["resource"] == audited.mappings["seed"]]
     assert [f["rule_id"] for f in seed] == ["safe-queue:visibility-below-function-timeout"]
-    assert run_cli(capsys, "--region", REGION, "--fail-on", "never")[0] == 0
+    assert seed[0]["queue_name"] == "invoice-render"
+    assert document["summary"]["complete"] is False
+    (unreadable,) = document["summary"]["unreadable"]
+    assert unreadable["operation"] == "sqs:GetQueueAttributes"
+    assert unreadable["mappings"] == [audited.mappings["deleted"]]
+    code, _, err = run_cli(capsys, "--region", REGION, "--fail-on", "never", "--allow-incomplete")
+    assert code == 0
+    # AND what was not read is still named, the summary as a warning
+    failed, summary = err.splitlines()
+    assert failed.startswith("safe-queue audit: could not read: sqs:GetQueueAttributes on")
+    assert summary == (
+        f"safe-queue audit: warning: incomplete audit: 1 of {len(audited.mappings)} mappings"
+        " could not be read (failed reads: 1 not found); their findings are unknown; accepted"
+        " by --allow-incomplete, so the exit code is --fail-on's for what was read"
+    )
+
+
+@pytest.mark.parametrize("fail_on", ["error", "never"])
+def test_cli_an_incomplete_audit_exits_2_whatever_fail_on_says(
+    audited: Audited, capsys: pytest.CaptureFixture[str], fail_on: str
+) -> None:
+    # GIVEN a mapping whose queue was deleted  WHEN audited without --allow-incomplete
+    code, out, err = run_cli(capsys, "--region", REGION, "--fail-on", fail_on)
+    # THEN exit 2: one line for the failed read (operation, resource, error, fix, mapping)
+    assert code == 2
+    failed, summary = err.splitlines()
+    assert failed == (
+        f"safe-queue audit: could not read: sqs:GetQueueAttributes on {audited.queues['deleted']}"
+        " failed: AWS.SimpleQueueService.NonExistentQueue: The specified queue does not exist."
+        " Fix: if it was deleted for good, delete the event source mappings that still name it"
+        " (aws lambda delete-event-source-mapping --uuid <mapping UUID>), else audit again once"
+        " it exists."
+        f" Unchecked: 1 mapping ({audited.mappings['deleted']})."
+    )
+    # AND a one-line summary naming how many could not be read and why
+    assert summary == (
+        f"safe-queue audit: error: incomplete audit: 1 of {len(audited.mappings)} mappings could"
+        " not be read (failed reads: 1 not found); their findings are unknown. Fix: see the"
+        " lines above, then audit again; or pass --allow-incomplete to accept a partial audit"
+    )
+    # AND the report still shows what was read, and says it is incomplete
+    assert "safe-queue:visibility-below-function-timeout" in out
+    assert out.rstrip().endswith(
+        f"in {len(audited.mappings)} mappings in 1 region; incomplete: 1 of"
+        f" {len(audited.mappings)} mappings could not be read"
+    )
+
+
+def test_a_qualified_mapping_names_its_function_with_the_alias(audited: Audited) -> None:
+    (finding,) = [
+        f
+        for f in audited.report.findings
+        if f.resource == audited.mappings["reserved"]  # any mapping with a finding
+    ]
+    assert finding.extra["function_name"] == "limited"
+    from safe_queue.live.account import AuditedMapping
+
+    qualified = AuditedMapping(
+        "u", REGION, audited.queues["qualified"], audited.functions["versioned"] + ":live"
+    )
+    assert (qualified.queue_name, qualified.function_name) == ("qualified", "versioned:live")
+
+
+def test_cli_text_names_the_queue_and_the_function(
+    audited: Audited, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, _ = run_cli(capsys, "--region", REGION, "--allow-incomplete")
+    (line,) = [line for line in out.splitlines() if audited.mappings["seed"] in line]
+    assert line.startswith(
+        f"  {REGION}: error safe-queue:visibility-below-function-timeout invoice-render -> render"
+        f" (mapping {audited.mappings['seed']}) Queue VisibilityTimeout 60 s"
+    )
+    (deleted,) = [line for line in out.splitlines() if audited.mappings["deleted"] in line]
+    assert (
+        f"info safe-queue:unchecked deleted -> render (mapping {audited.mappings['deleted']})"
+        in (deleted)
+    )
 
 
 def test_cli_progress_on_stderr(audited: Audited, capsys: pytest.CaptureFixture[str]) -> None:
@@ -293,7 +409,7 @@ def test_cli_region_from_the_environment(
     audited: Audited, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    code, out, _ = run_cli(capsys, "--format", "json")
+    code, out, _ = run_cli(capsys, "--format", "json", "--allow-incomplete")
     assert code == 1
     assert json.loads(out)["summary"]["sources"] == [REGION]
 
@@ -302,7 +418,7 @@ def test_cli_all_regions_reads_every_lambda_region_of_the_partition(
     audited: Audited, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    code, out, _ = run_cli(capsys, "--all-regions", "--format", "json")
+    code, out, _ = run_cli(capsys, "--all-regions", "--format", "json", "--allow-incomplete")
     sources = json.loads(out)["summary"]["sources"]
     assert sources == boto3.Session().get_available_regions("lambda")
     assert REGION in sources
@@ -399,12 +515,20 @@ def test_cli_unreachable_endpoint_exits_2(
 
     monkeypatch.setattr(boto3, "Session", offline_session)
     code, out, err = run_cli(capsys, "--region", REGION)
+    # THEN the region is reported as not read, in one line and a summary; exit 2
     assert code == 2
-    assert out == ""
-    assert err.startswith(
-        f"safe-queue audit: error: region {REGION}: cannot reach the Lambda endpoint"
+    failed, summary = err.splitlines()
+    assert failed.startswith(
+        f"safe-queue audit: could not read: lambda:ListEventSourceMappings on {REGION} failed:"
+        ' EndpointConnectionError: Could not connect to the endpoint URL: "http://127.0.0.1:9".'
+        " Fix: check the network, the region, and AWS_ENDPOINT_URL"
     )
-    assert err.count("\n") == 1
+    assert failed.endswith(f"Unchecked: every mapping of {REGION}.")
+    assert summary.startswith(
+        f"safe-queue audit: error: incomplete audit: the mappings of 1 region ({REGION}) could"
+        " not be read (failed reads: 1 endpoint unreachable)"
+    )
+    assert "0 mappings in 1 region; incomplete: the mappings of 1 region" in out
 
 
 def test_the_live_modules_import_without_cdk() -> None:
@@ -429,9 +553,9 @@ def test_the_live_modules_import_without_cdk() -> None:
     assert result.stdout == "ok\n"
 
 
-def test_a_value_in_an_unexpected_shape_makes_the_mapping_unchecked_not_a_crash() -> None:
-    from safe_queue.engine import evaluate
-    from safe_queue.live.account import _safe_mapping_facts
+def test_an_exception_that_is_not_an_expected_aws_error_is_a_bug_not_an_unknown() -> None:
+    # GIVEN a reader whose value is in a shape the audit does not expect
+    from safe_queue.live.account import _audit_one
 
     class Reader:
         def queue(self, arn: str, region: str) -> Any:
@@ -443,8 +567,43 @@ def test_a_value_in_an_unexpected_shape_makes_the_mapping_unchecked_not_a_crash(
         "FunctionArn": f"arn:aws:lambda:{REGION}:123456789012:function:f",
         "BatchSize": 1,
     }
-    facts = _safe_mapping_facts(mapping, REGION, Reader())  # type: ignore[arg-type]
-    (finding,) = evaluate(facts)
-    assert finding.rule_id == UNCHECKED
-    assert "ValueError" in finding.message
-    assert "mapping 1234" in finding.message
+    # WHEN its facts are built  THEN the exception goes on (no Unknown), naming the mapping
+    with pytest.raises(ValueError, match="abc") as raised:
+        _audit_one(mapping, REGION, Reader())  # type: ignore[arg-type]
+    assert raised.value.__notes__ == [
+        f"safe-queue: while auditing event source mapping 1234 in {REGION} (queue"
+        f" {mapping['EventSourceArn']}, function {mapping['FunctionArn']})"
+    ]
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_cli_an_unexpected_aws_error_fails_loudly_with_a_traceback_under_debug(
+    audited: Audited,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    debug: bool,
+) -> None:
+    # GIVEN GetQueueAttributes answers an error code no AWS read here should give (a request
+    # the audit built wrong: a bug, not something about the account)
+    original = boto3.Session
+
+    def buggy_session(*args: Any, **kwargs: Any) -> boto3.Session:
+        session = original(*args, **kwargs)
+        deny(session, "sqs.GetQueueAttributes", when="fixed-2", code="InvalidAttributeName")
+        return session
+
+    monkeypatch.setattr(boto3, "Session", buggy_session)
+    code, out, err = run_cli(capsys, "--region", REGION, *(["--debug"] if debug else []))
+    # THEN exit 2, no report, and one line that says it is a bug (plus the traceback)
+    assert code == 2
+    assert out == ""
+    last = err.splitlines()[-1]
+    assert last.startswith(
+        "safe-queue audit: internal error: InvalidAttributeName: An error occurred"
+        " (InvalidAttributeName) when calling the GetQueueAttributes operation"
+    )
+    assert "while auditing event source mapping" in last
+    assert "This is a bug in safe-queue, not a finding about the account" in last
+    assert ("Traceback (most recent call last)" in err) is debug
+    assert ("run again with --debug" in last) is not debug
+    assert len(err.splitlines()) == 1 or debug

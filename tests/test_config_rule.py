@@ -168,6 +168,7 @@ def test_the_asset_is_the_cdk_free_modules_only(synthesized: Synthesized) -> Non
     parts = {part for name in files for part in Path(name).parts}
     assert not parts & {"aws_cdk", "constructs", "jsii", "cdk", "__pycache__", "node_modules"}
     assert "safe_queue/errors.py" in files  # safe_queue/__init__.py imports it
+    assert "safe_queue/retries.py" in files  # every client's retry settings
     assert not [
         name for name in files if name.startswith(("safe_queue/template/", "safe_queue/runtime/"))
     ]
@@ -281,7 +282,8 @@ def test_put_evaluations_per_source_queue(account: Account) -> None:
     assert "(1 of 1 mappings)" in broken["Annotation"]
     # AND the fixed queue, fed by two mappings, is COMPLIANT (one evaluation)
     assert fixed["ComplianceType"] == "COMPLIANT"
-    # AND a queue that could not be read is NOT_APPLICABLE, saying why
+    # AND a source queue deleted meanwhile is NOT_APPLICABLE (AWS's verdict for a deleted
+    # resource), saying why
     assert deleted["ComplianceType"] == "NOT_APPLICABLE"
     assert "does not exist" in deleted["Annotation"]
     assert all(len(e["Annotation"]) <= ANNOTATION_MAX for e in evaluations.values())
@@ -289,7 +291,13 @@ def test_put_evaluations_per_source_queue(account: Account) -> None:
     assert {e["OrderingTimestamp"].isoformat() for e in evaluations.values()} == {
         "2026-11-30T12:00:00+00:00"
     }
-    assert summary == {"mappings": 4, "COMPLIANT": 1, "NON_COMPLIANT": 1, "NOT_APPLICABLE": 1}
+    assert summary == {
+        "mappings": 4,
+        "unreadable": 1,
+        "COMPLIANT": 1,
+        "NON_COMPLIANT": 1,
+        "NOT_APPLICABLE": 1,
+    }
     # AND the resource id is the queue URL, as AWS Config records an AWS::SQS::Queue
     assert set(evaluations) == {
         f"https://sqs.{REGION}.amazonaws.com/123456789012/{n}"
@@ -337,6 +345,93 @@ def test_the_lambda_entry_point_audits_its_own_region(
     summary = handler(scheduled_event(), None)
     assert summary["NON_COMPLIANT"] == 1
     assert summary["COMPLIANT"] == 1
+
+
+@pytest.mark.parametrize(
+    ("operation", "when", "code", "read"),
+    [
+        ("lambda.GetFunctionConfiguration", "", "AccessDeniedException", "lambda:GetFunction"),
+        ("sqs.GetQueueAttributes", "render-dlq", "AccessDenied", "sqs:GetQueueAttributes"),
+        ("sqs.GetQueueAttributes", "render-dlq", "ThrottlingException", "sqs:GetQueueAttributes"),
+    ],
+)
+def test_a_mapping_that_cannot_be_read_is_non_compliant_never_not_applicable(
+    account: Account,
+    caplog: pytest.LogCaptureFixture,
+    operation: str,
+    when: str,
+    code: str,
+    read: str,
+) -> None:
+    # GIVEN the function, or the shared dead-letter queue, cannot be read (after retries)
+    session = boto3.Session(region_name=REGION)
+    moto_world.deny(session, operation, when=when, code=code)
+    calls = Calls(session)
+    with caplog.at_level("WARNING", logger="safe_queue.live.config_handler"):
+        summary = evaluate_and_report(scheduled_event(), session)
+    (request,) = calls.params("config:PutEvaluations")
+    evaluations = {e["ComplianceResourceId"]: e for e in request["Evaluations"]}
+    # THEN every existing queue it feeds is NON_COMPLIANT: "Not evaluated", naming the read
+    # and the error (Config accepts no INSUFFICIENT_DATA; NOT_APPLICABLE would hide it)
+    fixed = evaluations[queue_url(account.queues["fixed"])]
+    assert fixed["ComplianceType"] == "NON_COMPLIANT"
+    assert fixed["Annotation"].startswith(f"Not evaluated: {read}")
+    assert code in fixed["Annotation"]
+    # AND the seed's queue stays NON_COMPLIANT: by its visibility error when the function was
+    # read (the dead-letter queue's failed read added), else as not evaluated
+    broken = evaluations[queue_url(account.queues["broken"])]
+    assert broken["ComplianceType"] == "NON_COMPLIANT"
+    if read.startswith("sqs:"):
+        assert broken["Annotation"].startswith(
+            "Breaks safe-queue:visibility-below-function-timeout (1 of 1 mappings)."
+        )
+        assert broken["Annotation"].endswith(f"Also not read: {read} ({code}).")
+    else:
+        assert broken["Annotation"].startswith(f"Not evaluated: {read}")
+    assert all(len(e["Annotation"]) <= ANNOTATION_MAX for e in evaluations.values())
+    # AND only the deleted queue is NOT_APPLICABLE
+    assert [e["ComplianceType"] for e in evaluations.values()].count("NOT_APPLICABLE") == 1
+    assert summary["COMPLIANT"] == 0
+    # AND each failed read is logged as one line: operation, error code, fix
+    lines = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(lines) == summary["unreadable"] == 2  # this read, and the deleted queue
+    assert all("\n" not in line and "Fix: " in line for line in lines)
+    assert any(code in line and read in line for line in lines)
+
+
+def test_a_region_that_cannot_be_listed_fails_the_invocation_with_one_logged_line(
+    account: Account, caplog: pytest.LogCaptureFixture
+) -> None:
+    session = boto3.Session(region_name=REGION)
+    moto_world.deny(session, "lambda.ListEventSourceMappings", code="AccessDeniedException")
+    calls = Calls(session)
+    with (
+        caplog.at_level("ERROR", logger="safe_queue.live.config_handler"),
+        pytest.raises(RuntimeError, match="no queue evaluated: lambda:ListEventSourceMappings"),
+    ):
+        evaluate_and_report(scheduled_event(), session)
+    # no evaluation is sent: the previous verdicts stay, and Config shows the failed run
+    assert calls.params("config:PutEvaluations") == []
+    (line,) = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert "AccessDeniedException" in line
+    assert "Fix: grant lambda:ListEventSourceMappings" in line
+
+
+def test_a_failed_put_evaluations_is_logged_as_one_line_and_fails_the_invocation(
+    account: Account, caplog: pytest.LogCaptureFixture
+) -> None:
+    from botocore.exceptions import ClientError
+
+    session = boto3.Session(region_name=REGION)
+    moto_world.deny(session, "config.PutEvaluations", code="AccessDeniedException")
+    with (
+        caplog.at_level("ERROR", logger="safe_queue.live.config_handler"),
+        pytest.raises(ClientError, match="AccessDeniedException"),
+    ):
+        evaluate_and_report(scheduled_event(), session)
+    (line,) = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert line.startswith("safe-queue: config:PutEvaluations on 3 evaluations failed:")
+    assert "Fix: grant config:PutEvaluations" in line
 
 
 def test_annotations_name_the_rules_in_at_most_256_characters() -> None:

@@ -367,7 +367,7 @@ def test_counts_must_be_whole_numbers(props: dict[str, Any], message: str):
 
 
 def test_a_whole_float_count_is_accepted_as_an_int():
-    mapping = build(60, batch_size=5.0)._mapping.node.default_child
+    mapping = build(60, batch_size=5.0).event_source_mapping.node.default_child
     assert isinstance(mapping, lambda_.CfnEventSourceMapping)
     assert mapping.batch_size == 5
 

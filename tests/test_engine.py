@@ -828,3 +828,23 @@ def test_every_finding_of_every_non_compliant_example_states_a_fix():
         for findings in evaluate_all(list(entry.non_compliant.mappings)):
             for finding in findings:
                 assert "Fix: " in finding.message, finding.rule_id
+
+
+def test_an_unknown_queue_leaves_even_its_dead_letter_queue_unknown():
+    # GIVEN a queue that cannot be read at all
+    findings = evaluate(compliant(queue=Unknown("the queue", "is imported")))
+    # THEN no-dead-letter-queue is neither reported nor assumed away: it is listed as skipped
+    assert [f.rule_id for f in findings] == ["safe-queue:unchecked"]
+    assert "safe-queue:no-dead-letter-queue" in findings[0].message
+
+
+def test_a_redrive_policy_whose_presence_is_unknown_skips_the_dead_letter_rules():
+    unknown = Unknown("the queue's RedrivePolicy", "depends on condition HasDlq")
+    findings = evaluate(compliant(redrive=unknown))
+    assert [f.rule_id for f in findings] == ["safe-queue:unchecked"]
+    for skipped in ("no-dead-letter-queue", "max-receive-count-below-guidance"):
+        assert f"safe-queue:{skipped}" in findings[0].message
+    # ... while one that exists but cannot be read still counts as a dead-letter queue
+    present = RedriveFacts(unknown, unknown)
+    findings = evaluate(compliant(redrive=present))
+    assert "safe-queue:no-dead-letter-queue" not in findings[0].message

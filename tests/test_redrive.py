@@ -234,15 +234,67 @@ def test_sqs_refusing_to_start_exits_1(run: Run):
         "AWS.SimpleQueueService.UnsupportedOperation",
     )
     assert run("orders-dlq") == 1
-    assert "SQS refused to start a move task on 'orders-dlq'" in run.err.getvalue()
+    assert run.err.getvalue().splitlines()[-1] == (
+        "safe-queue redrive: no move task was started: sqs:StartMessageMoveTask on 'orders-dlq'"
+        " failed: AWS.SimpleQueueService.UnsupportedOperation:"
+        " AWS.SimpleQueueService.UnsupportedOperation message. Fix: AWS's message says what it"
+        " refused; check the arguments."
+    )
+
+
+def test_a_server_error_page_on_start_is_one_line_without_the_page(run: Run):
+    # GIVEN StartMessageMoveTask answered by a 502 HTML page (after the client's retries)
+    page = (
+        "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body>...</body></html>"
+    )
+    no_task_running(dlq_by_name(run))
+    run.stub.add_client_error(
+        "start_message_move_task",
+        "502",
+        page,
+        502,
+        expected_params={"SourceArn": DLQ_ARN},
+    )
+    # WHEN redriven  THEN exit 1 and one line: operation, queue, status, what the body was, fix
+    assert run("orders-dlq") == 1
+    last = run.err.getvalue().splitlines()[-1]
+    assert last == (
+        "safe-queue redrive: no move task was started: sqs:StartMessageMoveTask on 'orders-dlq'"
+        " failed: HTTP 502: an HTML page ('502 Bad Gateway') instead of an AWS error response:"
+        " a proxy, a load balancer or an outage is in between. Fix: AWS, or a proxy in between,"
+        " answered every attempt with a server error; run again later, and check the AWS Health"
+        " Dashboard or the proxy."
+    )
+    assert "<" not in run.err.getvalue()
+
+
+def test_an_error_while_following_the_task_says_the_task_goes_on(run: Run):
+    # GIVEN a started task, and ListMessageMoveTasks throttled (after retries) while waiting
+    started(no_task_running(dlq_by_name(run)))
+    run.stub.add_client_error(
+        "list_message_move_tasks",
+        "ThrottlingException",
+        "Rate exceeded",
+        400,
+        expected_params={"SourceArn": DLQ_ARN, "MaxResults": 10},
+    )
+    assert run("orders-dlq", "--wait", "--poll-interval", "0") == 1
+    assert run.err.getvalue().splitlines()[-1] == (
+        "safe-queue redrive: stopped following the move task: sqs:ListMessageMoveTasks on"
+        " 'orders-dlq' failed: ThrottlingException: Rate exceeded. Fix: AWS throttled every"
+        " attempt; run again later, when fewer callers share the account's API rate, or ask for"
+        " a higher quota (Service Quotas). The task goes on; see it with: aws sqs"
+        f" list-message-move-tasks --source-arn {DLQ_ARN}"
+    )
 
 
 def test_a_missing_queue_exits_2_with_one_line(run: Run):
     run.fail("get_queue_url", {"QueueName": "nope"}, "AWS.SimpleQueueService.NonExistentQueue")
     assert run("nope") == 2
     assert run.err.getvalue() == (
-        "safe-queue redrive: queue 'nope' not found (AWS.SimpleQueueService.NonExistentQueue); "
-        "check the name, the account and the region\n"
+        "safe-queue redrive: sqs:GetQueueUrl on 'nope' failed:"
+        " AWS.SimpleQueueService.NonExistentQueue: AWS.SimpleQueueService.NonExistentQueue"
+        " message. Fix: check the queue's name or URL, the account and the region (--region).\n"
     )
 
 

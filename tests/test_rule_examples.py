@@ -252,7 +252,7 @@ def test_the_consumer_gives_each_example_its_rules_verdict(
             if entry_.type in ("aws:cdk:warning", "aws:cdk:error")
         ]
         found = {"warned": set(_ids(" ".join(map(str, warnings))))}
-        found["invalid"] = set(_ids(" ".join(stack.node.validate())))
+        found["invalid"] = set(_ids(" ".join(consumer.node.validate())))
         found = {key: ids for key, ids in found.items() if ids}
     # THEN errors are refused, warnings annotated, drift invalid: each with the rule's id
     if kind == "compliant":

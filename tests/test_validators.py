@@ -104,7 +104,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
 def consumer_paths(consumer: SafeQueueConsumer) -> set[str]:
     """Every construct path of the resources the consumer made (its mapping included)."""
     paths = {c.node.path for c in consumer.node.find_all()}
-    paths.update(c.node.path for c in consumer._mapping.node.find_all())
+    paths.update(c.node.path for c in consumer.event_source_mapping.node.find_all())
     return paths
 
 

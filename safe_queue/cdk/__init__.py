@@ -1,12 +1,15 @@
-"""The CDK surface: constructs and the synth-time checks (imports aws_cdk)."""
+"""The CDK constructs (imports aws_cdk): the consumer, its dashboard, the Config rule.
 
-from safe_queue.cdk.checks import SafeQueueChecks
+These modules import only the engine, the report model and leaf modules (``keys``,
+``errors``, ``live.actions``), so ``pip install 'safe-queue[cdk]'`` is all they need. The
+synth-time plugin, which reads templates, is :mod:`safe_queue.plugin`.
+"""
+
 from safe_queue.cdk.config_rule import SafeQueueConfigRule
 from safe_queue.cdk.consumer import SafeQueueConsumer, derive_visibility_timeout
 from safe_queue.cdk.dashboard import SafeQueueDashboard
 
 __all__ = [
-    "SafeQueueChecks",
     "SafeQueueConfigRule",
     "SafeQueueConsumer",
     "SafeQueueDashboard",

@@ -7,7 +7,7 @@ the value (and its type) given, what is expected, and ends with ``Fix: ...``. A
 
 from __future__ import annotations
 
-import struct
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -28,10 +28,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-# aws-cdk-lib encodes a number token as a NaN-space double whose top 16 bits are 0xFBFF
-# (core/lib/private/encoding.ts); checking the bits here saves a call into jsii per value.
-_DOUBLE_TOKEN_MARKER = 0xFBFF
 
 
 class Refusals:
@@ -100,37 +96,43 @@ def type_error(setting: str, value: object, expected: str, fix: str) -> SafeQueu
 
 
 def implements(value: object, interface: Any) -> bool:
-    """Return True if ``value`` is a jsii object implementing ``interface`` (e.g. ``IFunction``).
+    """Return True if ``value`` has the methods of ``interface`` (e.g. ``IFunction``).
 
-    jsii interfaces are not runtime-checkable protocols, so this reads the interfaces a
-    class declares (``@jsii.implements``) and those of the proxies jsii makes for objects
-    created in JavaScript (imports such as ``Key.from_key_arn``). No call into jsii.
+    jsii interfaces are not runtime-checkable protocols. An object made in Python is an
+    instance of a class implementing the interface; one made in JavaScript (an import such
+    as ``Function.from_function_arn``) a proxy of it, or a dynamic proxy delegating to the
+    interfaces it implements (``Key.from_key_arn``). Each answers the interface's methods,
+    which this looks up by their public names (no call into jsii).
     """
-    wanted = getattr(interface, "__jsii_type__", None)
-    if wanted is None:
-        return False
-    delegates = value.__dict__.get("_delegates") if hasattr(value, "__dict__") else None
-    for candidate in delegates if isinstance(delegates, list) else [value]:
-        for klass in type(candidate).__mro__:
-            if klass.__dict__.get("__jsii_type__") == wanted:
-                return True
-            for declared in klass.__dict__.get("__jsii_ifaces__", ()):
-                if any(getattr(i, "__jsii_type__", None) == wanted for i in declared.__mro__):
-                    return True
-    return False
+    methods = [
+        name
+        for name, member in vars(interface).items()
+        if not name.startswith("_") and callable(member)
+    ]
+    return bool(methods) and all(hasattr(value, name) for name in methods)
+
+
+# aws-cdk-lib encodes a number token as a very large negative double; no real setting is
+# below this, so only such values are asked of Token.is_unresolved (a call into jsii).
+_TOKEN_RANGE = -1e270
 
 
 def is_number_token(value: float) -> bool:
     """Return True if ``value`` is an aws-cdk-lib number token (a parameter, an import...)."""
-    if not isinstance(value, float):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return False
-    bits: int = struct.unpack("<Q", struct.pack("<d", value))[0]
-    return bits >> 48 == _DOUBLE_TOKEN_MARKER
+    if not math.isfinite(value) or value > _TOKEN_RANGE:
+        return False
+    from aws_cdk import Token
+
+    return bool(Token.is_unresolved(value))
 
 
 def is_string_token(value: str) -> bool:
-    """Return True if ``value`` holds an aws-cdk-lib string token (``${Token[...]}``)."""
-    return "${Token[" in value
+    """Return True if ``value`` holds an aws-cdk-lib string token (``Token.is_unresolved``)."""
+    from aws_cdk import Token
+
+    return bool(Token.is_unresolved(value))
 
 
 def _token_error(setting: str) -> SafeQueueConfigError:

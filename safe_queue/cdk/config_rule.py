@@ -5,7 +5,9 @@ audit as ``safe-queue audit``, in the function's region) and an AWS Config custo
 that invokes it periodically (every 24 hours by default) and whenever an
 ``AWS::SQS::Queue`` or an ``AWS::Lambda::Function`` changes. Each source queue feeding a
 Lambda function gets an evaluation: ``COMPLIANT``, ``NON_COMPLIANT`` (an error or a
-warning; the annotation names the rule ids) or ``NOT_APPLICABLE`` (could not be checked).
+warning, the annotation naming the rule ids; or a mapping that could not be evaluated,
+the annotation naming the failed read) or ``NOT_APPLICABLE`` (the queue was deleted); see
+:mod:`safe_queue.live.config_handler`.
 
 The function's role has exactly the audit's read actions
 (:data:`safe_queue.live.actions.IAM_ACTIONS`), ``config:PutEvaluations``, and
@@ -15,36 +17,34 @@ the function as an immutable role, so that ``aws_config.CustomRule`` cannot atta
 configuration item and the Config bucket) as it otherwise does.
 
 The function's code is the package's CDK-free modules (``safe_queue/__init__.py``,
-``report.py``, ``engine/``, ``live/``), copied from the installed package into a staging
-directory at synth time: no Docker, no aws-cdk-lib in the asset; boto3 is the Lambda
-runtime's own.
+``report.py``, ``retries.py``, ``engine/``, ``live/``...), copied from the installed
+package into the asset's output by CDK's local bundling at synth time: no Docker, no
+staging directory, no aws-cdk-lib in the asset; boto3 is the Lambda runtime's own.
 """
 
 from __future__ import annotations
 
-import atexit
-import functools
 import shutil
-import tempfile
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-from aws_cdk import Duration
+import jsii
+from aws_cdk import BundlingOptions, DockerImage, Duration, ILocalBundling
 from aws_cdk import aws_config as config
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-import safe_queue
 from safe_queue.errors import SafeQueueConfigError
 from safe_queue.live.actions import IAM_ACTIONS
 
-__all__ = ["BUNDLED", "SafeQueueConfigRule", "handler_code_directory"]
+__all__ = ["BUNDLED", "SafeQueueConfigRule", "copy_handler_code", "handler_code"]
 
 BUNDLED: Final = (
     "__init__.py",
     "_version.py",
+    "arn.py",
     "py.typed",
     "errors.py",
     "keys.py",
@@ -68,25 +68,47 @@ _FREQUENCIES: Final = {
 }
 
 
-@functools.cache
-def handler_code_directory() -> Path:
-    """Copy the CDK-free modules of the installed package into a staging directory, once.
+@jsii.implements(ILocalBundling)
+class _CdkFreeModules:
+    """CDK local bundling: copy :data:`BUNDLED` of the installed package into the asset."""
 
-    The directory holds ``safe_queue/...`` and lives until the process ends (the CDK
-    copies it into the cloud assembly at synth time).
-    """
-    staging = Path(tempfile.mkdtemp(prefix="safe-queue-config-rule-"))
-    atexit.register(shutil.rmtree, staging, ignore_errors=True)
-    source = Path(safe_queue.__file__).parent
-    target = staging / "safe_queue"
-    target.mkdir()
+    def try_bundle(self, output_dir: str, *_options: Any, **_named: Any) -> bool:
+        """Write ``safe_queue/...`` into ``output_dir``; CDK then needs no Docker."""
+        copy_handler_code(Path(output_dir))
+        return True
+
+
+def copy_handler_code(target: Path) -> Path:
+    """Copy the CDK-free modules of the installed package into ``target / "safe_queue"``."""
+    source = Path(__file__).resolve().parent.parent
+    package = target / "safe_queue"
+    package.mkdir(parents=True, exist_ok=True)
     for name in BUNDLED:
         path = source / name
         if path.is_dir():
-            shutil.copytree(path, target / name, ignore=shutil.ignore_patterns(*_NOT_BUNDLED))
+            shutil.copytree(
+                path,
+                package / name,
+                ignore=shutil.ignore_patterns(*_NOT_BUNDLED),
+                dirs_exist_ok=True,
+            )
         else:
-            shutil.copy2(path, target / name)
-    return staging
+            shutil.copy2(path, package / name)
+    return target
+
+
+def handler_code() -> lambda_.Code:
+    """Return the function's code asset: the CDK-free modules, bundled locally at synth."""
+    source = Path(__file__).resolve().parent.parent
+    return lambda_.Code.from_asset(
+        str(source),
+        exclude=["__pycache__", "*.pyc"],
+        bundling=BundlingOptions(
+            # Never pulled: the local bundling always succeeds.
+            image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.13"),
+            local=_CdkFreeModules(),
+        ),
+    )
 
 
 def _frequency(schedule: Duration) -> config.MaximumExecutionFrequency:
@@ -181,7 +203,7 @@ class SafeQueueConfigRule(Construct):
             runtime=lambda_.Runtime.PYTHON_3_13,
             architecture=lambda_.Architecture.ARM_64,
             handler=HANDLER,
-            code=lambda_.Code.from_asset(str(handler_code_directory()), exclude=list(_NOT_BUNDLED)),
+            code=handler_code(),
             timeout=timeout or Duration.minutes(5),
             memory_size=256,
             # Immutable: CustomRule would otherwise attach AWSConfigRulesExecutionRole.

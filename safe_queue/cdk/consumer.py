@@ -1,43 +1,56 @@
-"""``SafeQueueConsumer``: a queue, its dead-letter queue and alarms, derived from a function."""
+"""``SafeQueueConsumer``: a queue, its dead-letter queue and alarms, derived from a function.
+
+The construct wires; every decision is made elsewhere: the consuming function is read in
+:mod:`function`, the props are checked and judged by the engine in :mod:`plan`, the mapping
+is made in :mod:`mapping`, the alarms in :mod:`alarms`, the drift check in :mod:`drift`.
+Nothing joins the construct tree before every prop is accepted.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-import jsii
-from aws_cdk import Annotations, Duration, Names, RemovalPolicy, Stack, Validations
+from aws_cdk import (
+    Acknowledgment,
+    Annotations,
+    Duration,
+    Names,
+    RemovalPolicy,
+    Validations,
+)
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
-from constructs import Construct, IConstruct, IValidation
+from constructs import Construct
 
+from safe_queue import keys
 from safe_queue.cdk import plan as planning
-from safe_queue.cdk._values import (
-    Refusals,
-    implements,
-    is_string_token,
-    plain_bool,
-    plain_number,
-    type_error,
-    whole_seconds,
+from safe_queue.cdk._values import Refusals, plain_bool
+from safe_queue.cdk.alarms import (
+    REDELIVERY_ALARM_EVALUATION_PERIODS,
+    REDELIVERY_ALARM_MIN_RECEIVES,
+    REDELIVERY_ALARM_PERIOD,
+    REDELIVERY_ALARM_THRESHOLD_PERCENT,
+    consumer_alarms,
+    redelivery_percent,
 )
-from safe_queue.cdk.function import function_properties, underlying_function
-from safe_queue.cdk.function import function_timeout as read_function_timeout
-from safe_queue.cdk.function import reserved_concurrency as read_reserved_concurrency
+from safe_queue.cdk.drift import FunctionTimeoutUnchanged
+from safe_queue.cdk.function import set_visibility_env
 from safe_queue.cdk.idempotency import IDEMPOTENCY_TABLE_ENV, idempotency_table
-from safe_queue.engine import FunctionFacts, Level, MappingFacts, evaluate
+from safe_queue.cdk.mapping import consume
+from safe_queue.cdk.props import (
+    check_constructs,
+    derive_visibility_timeout,
+    read_consuming_function,
+)
+from safe_queue.cdk.widgets import consumer_widgets
+from safe_queue.engine import Level
 from safe_queue.errors import SafeQueueConfigError
-from safe_queue.keys import VISIBILITY_TIMEOUT_ENV
 
 __all__ = [
     "REDELIVERY_ALARM_EVALUATION_PERIODS",
@@ -48,177 +61,10 @@ __all__ = [
     "derive_visibility_timeout",
 ]
 
-_ONE_MINUTE = Duration.minutes(1)
-
-# The redelivery alarm: the share of received messages that were not deleted, per period.
-_REDELIVERY_ALARM_PERIOD_MINUTES = 5
-REDELIVERY_ALARM_PERIOD = Duration.minutes(_REDELIVERY_ALARM_PERIOD_MINUTES)
-"""Period of the redelivery alarm's metrics (sums over 5 minutes)."""
-REDELIVERY_ALARM_THRESHOLD_PERCENT = 10
-"""Alarm when at least 10 % of the received messages were not deleted, ..."""
-REDELIVERY_ALARM_EVALUATION_PERIODS = 3
-"""... in each of 3 consecutive periods (15 minutes) ..."""
-REDELIVERY_ALARM_MIN_RECEIVES = 10
-"""... counting only periods with at least 10 receives (fewer say nothing)."""
-
-# Metadata on the source queue's AWS::SQS::Queue resource, read by the template checks
-# (``safe-queue check``, the CDK plugin): the timeout the queue was derived from (drift),
-# and the rules this construct already reported as annotations (one verdict per rule).
-DERIVED_FUNCTION_TIMEOUT_METADATA = "safe-queue:derived-function-timeout"
-REPORTED_METADATA = "safe-queue:reported"
-
-
-@functools.cache
-def _seconds(seconds: int) -> Duration:
-    """Return a shared ``Duration`` (immutable): creating one is a call into jsii."""
-    return Duration.seconds(seconds)
-
-
-def derive_visibility_timeout(
-    function_timeout: Duration, max_batching_window: Duration | None = None
-) -> Duration:
-    """Return the visibility timeout AWS recommends for a Lambda consumer.
-
-    ``6 x function_timeout + max_batching_window``, in whole seconds (Lambda Developer
-    Guide, "Using Lambda with Amazon SQS").
-
-    Parameters
-    ----------
-    function_timeout
-        The consuming function's timeout, 1..900 s.
-    max_batching_window
-        The event source mapping's batching window, 0..300 s. Default: none (0 s).
-
-    Raises
-    ------
-    SafeQueueConfigError
-        An input is out of range, not whole seconds, or an unresolved token.
-
-    Examples
-    --------
-    >>> from aws_cdk import Duration
-    >>> derive_visibility_timeout(Duration.seconds(180), Duration.seconds(2)).to_seconds()
-    1082
-    >>> derive_visibility_timeout(Duration.minutes(1)).to_seconds()
-    360
-    """
-    timeout = whole_seconds("function_timeout", function_timeout)
-    window = _optional_seconds("max_batching_window", max_batching_window) or 0
-    return _seconds(planning.derived_visibility_timeout(timeout, window))
-
-
-def _optional_seconds(setting: str, value: Duration | None) -> int | None:
-    return None if value is None else whole_seconds(setting, value)
-
-
-# cdk-nag 3 (and aws-cdk-lib's policy validation) honour acknowledgements recorded as this
-# metadata on a construct or an ancestor. ``Validations.acknowledge`` writes the same entry
-# but with a stack trace, and an annotation acknowledgement, each costing ~1 ms; writing it
-# with ``node.add_metadata`` (no trace) is what both read, for a fraction of that.
-_ACKNOWLEDGED_RULES = Validations.ACKNOWLEDGED_RULES_METADATA_KEY
-_DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS = {
-    "Serverless::Serverless-SQSRedrivePolicy": "This is the dead-letter queue: a redrive"
-    " policy of its own would move failed messages on again instead of keeping them for"
-    " inspection."
-}
-_MAPPING_ACKNOWLEDGEMENTS = {
-    "Serverless::Serverless-LambdaEventSourceMappingDestination": "SQS event source mappings"
-    " support no OnFailure destination; failed messages go to the queue's dead-letter queue"
-    " through its redrive policy."
-}
-
-
-def _acknowledge_false_positives(dead_letter_queue: sqs.Queue, mapping: IConstruct) -> None:
-    """Acknowledge the cdk-nag Serverless findings that do not apply to an SQS consumer."""
-    dead_letter_queue.node.add_metadata(_ACKNOWLEDGED_RULES, _DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
-    mapping.node.add_metadata(_ACKNOWLEDGED_RULES, _MAPPING_ACKNOWLEDGEMENTS)
-
-
-@dataclass(frozen=True)
-class _Derived:
-    """What one consumer derived its queue from, and the L1 function that must keep it."""
-
-    consumer_path: str
-    cfn_function: lambda_.CfnFunction
-    facts: MappingFacts
-    """The facts the engine accepted, the derived function timeout recorded."""
-
-
-@jsii.implements(IValidation)
-class _FunctionTimeoutsUnchanged:
-    """Synth-time check that no escape hatch changed a timeout a consumer derived from.
-
-    Each consumer's facts are judged again by the engine with the function's final timeout;
-    its errors (``safe-queue:function-timeout-changed`` among them) fail the synth. One
-    validation per stack, for all its consumers: each costs a call from jsii into Python.
-    """
-
-    def __init__(self) -> None:
-        self.consumers: list[_Derived] = []
-
-    def validate(self) -> list[str]:
-        errors = []
-        for derived in self.consumers:
-            final = derived.cfn_function.timeout
-            function = derived.facts.function
-            assert isinstance(function, FunctionFacts)
-            facts = dataclasses.replace(
-                derived.facts,
-                function=dataclasses.replace(
-                    function, timeout=None if final is None else int(final)
-                ),
-            )
-            errors += [
-                f"SafeQueueConsumer {derived.consumer_path}, function"
-                f" {derived.cfn_function.node.path}: {finding.message} [{finding.rule_id}]"
-                for finding in evaluate(facts)
-                if finding.level is Level.ERROR
-            ]
-        return errors
-
-
-@dataclass(frozen=True)
-class _Scope:
-    """Per-scope facts looked up once: each lookup is a call into jsii."""
-
-    path: str
-    validator: _FunctionTimeoutsUnchanged
-
-
-_SCOPES: weakref.WeakKeyDictionary[Construct, _Scope] = weakref.WeakKeyDictionary()
-_VALIDATORS: weakref.WeakKeyDictionary[Stack, _FunctionTimeoutsUnchanged] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _scope_of(scope: Construct) -> _Scope:
-    known = _SCOPES.get(scope)
-    if known is None:
-        known = _SCOPES[scope] = _Scope(scope.node.path, _validator_of(Stack.of(scope)))
-    return known
-
-
-def _validator_of(stack: Stack) -> _FunctionTimeoutsUnchanged:
-    validator = _VALIDATORS.get(stack)
-    if validator is None:
-        validator = _VALIDATORS[stack] = _FunctionTimeoutsUnchanged()
-        stack.node.add_validation(validator)
-    return validator
-
-
-_VISIBILITY_ENV_SET: weakref.WeakKeyDictionary[lambda_.Function, tuple[int, str]] = (
-    weakref.WeakKeyDictionary()
-)
-"""{function: (visibility timeout, consumer path)} for SAFE_QUEUE_VISIBILITY_TIMEOUT."""
-
-_FUNCTION_FIX = (
-    "pass the consuming lambda_.Function (or an Alias or Version of one); for a function"
-    " defined elsewhere, lambda_.Function.from_function_arn(...) with function_timeout"
-)
-_REMOVAL_POLICIES = (
-    RemovalPolicy.RETAIN,
-    RemovalPolicy.DESTROY,
-    RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+_DEAD_LETTER_QUEUE_ACKNOWLEDGEMENT: Final = Acknowledgment(
+    id="Serverless::Serverless-SQSRedrivePolicy",
+    reason="This is the dead-letter queue: a redrive policy of its own would move failed"
+    " messages on again instead of keeping them for inspection.",
 )
 
 
@@ -226,10 +72,10 @@ class SafeQueueConsumer(Construct):
     """An SQS queue feeding a Lambda function, with every setting derived from the function.
 
     Creates a source queue, a dead-letter queue of the same type, an event source mapping
-    (``SqsEventSource``) on ``function`` and three CloudWatch alarms. The visibility timeout,
-    the age-alarm threshold and the retry budget are derived from the function's timeout,
-    so they cannot drift apart from it; every prop is checked (type and range) before the
-    construct joins the tree, and every refusal of one consumer is reported together.
+    on ``function`` (as ``SqsEventSource`` makes it) and three CloudWatch alarms. The
+    visibility timeout, the age-alarm threshold and the retry budget are derived from the
+    function's timeout, so they cannot drift apart from it; every prop is checked (type
+    and range) before the construct joins the tree, and every refusal is reported at once.
 
     Parameters
     ----------
@@ -321,6 +167,17 @@ class SafeQueueConsumer(Construct):
         lists every refusal of the consumer; each names the setting, the value, what is
         allowed, and ends with ``Fix: ...`` (and the rule id, where a rule applies).
 
+    Attributes
+    ----------
+    queue, dead_letter_queue
+        The source queue (send messages here) and its dead-letter queue (``aws_sqs.Queue``).
+    event_source_mapping
+        The ``aws_lambda.EventSourceMapping`` on the function.
+    dead_letter_alarm, age_alarm, redelivery_alarm, alarms
+        The alarms (see :mod:`safe_queue.cdk.alarms`), and the three in a list.
+    idempotency_table
+        The Powertools idempotency table with ``idempotency=True``, else ``None``.
+
     Notes
     -----
     On a function defined in the app, the consumer sets the environment variable
@@ -377,166 +234,110 @@ class SafeQueueConsumer(Construct):
         dead_letter_queue_name: str | None = None,
         filters: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
-        scope_facts = _scope_of(scope)
-        path = f"{scope_facts.path}/{id}".lstrip("/")
+        path = f"{scope.node.path}/{id}".lstrip("/")
         # Every prop is checked before the construct joins the tree, and every refusal is
         # collected: a refused consumer leaves no trace and names all its problems at once.
         refusals = Refusals()
-
-        def number(setting: str, value: Any) -> int | None:
-            return (
-                None if value is None else refusals.attempt(setting, plain_number, setting, value)
-            )
-
-        def seconds(setting: str, value: Any) -> int | None:
-            return (
-                None if value is None else refusals.attempt(setting, whole_seconds, setting, value)
-            )
-
-        def flag(setting: str, value: Any) -> bool:
-            return bool(refusals.attempt(setting, plain_bool, setting, value))
-
-        def construct(setting: str, value: Any, interface: Any, expected: str, fix: str) -> None:
-            if value is not None and not implements(value, interface):
-                refusals.add(setting, str(type_error(setting, value, expected, fix)))
-
-        own_function: lambda_.Function | None = None
-        cfn_function: lambda_.CfnFunction | None = None
-        timeout: int | None = None
-        properties: Any = None
-        if implements(function, lambda_.IFunction):
-            own_function = underlying_function(function)
-            cfn_function, properties = function_properties(own_function)
-            read = refusals.attempt(
-                "function_timeout",
-                read_function_timeout,
-                function,
-                own_function,
-                function_timeout,
-                properties,
-            )
-            timeout = read
-        else:
-            refusals.add(
-                "function",
-                str(type_error("function", function, "an aws_lambda.IFunction", _FUNCTION_FIX)),
-            )
-            seconds("function_timeout", function_timeout)
-        is_fifo = flag("fifo", fifo)
-        window = seconds("max_batching_window", max_batching_window)
-        concurrency = number("max_concurrency", max_concurrency)
-        construct(
-            "alarm_topic",
-            alarm_topic,
-            sns.ITopic,
-            "an aws_sns.ITopic",
-            'alarm_topic=sns.Topic(self, "Alarms"), or sns.Topic.from_topic_arn(...)',
+        consuming = read_consuming_function(function, function_timeout, refusals)
+        check_constructs(
+            {
+                "alarm_topic": alarm_topic,
+                "encryption_key": encryption_key,
+                "removal_policy": removal_policy,
+            },
+            refusals,
         )
-        construct(
-            "encryption_key",
-            encryption_key,
-            kms.IKey,
-            "an aws_kms.IKey",
-            'encryption_key=kms.Key(self, "QueueKey", enable_key_rotation=True), or'
-            " kms.Key.from_key_arn(...)",
-        )
-        if removal_policy not in _REMOVAL_POLICIES:
-            refusals.add(
-                "removal_policy",
-                str(
-                    type_error(
-                        "removal_policy",
-                        removal_policy,
-                        "RemovalPolicy.RETAIN, DESTROY or RETAIN_ON_UPDATE_OR_DELETE (SQS"
-                        " queues have no snapshots)",
-                        "removal_policy=RemovalPolicy.RETAIN to keep the messages, or"
-                        " RemovalPolicy.DESTROY for a throwaway stack",
-                    )
-                ),
-            )
-        names: list[str | None] = []
-        for setting, name in (
-            ("queue_name", queue_name),
-            ("dead_letter_queue_name", dead_letter_queue_name),
-        ):
-            names.append(
-                None
-                if name is None or "fifo" in refusals.settings  # the suffix depends on it
-                else refusals.attempt(setting, planning.queue_name, setting, name, is_fifo)
-            )
-        if names[0] is not None and names[0] == names[1]:
-            refusals.add(
-                "dead_letter_queue_name",
-                f"dead_letter_queue_name is {dead_letter_queue_name!r}, the same as queue_name;"
-                " two queues cannot share a name in one account and region. Fix: give the"
-                " dead-letter queue another name, or omit dead_letter_queue_name.",
-            )
-        if filters is not None and (
-            not isinstance(filters, list | tuple)
-            or not all(isinstance(f, Mapping) for f in filters)
-        ):
-            refusals.add(
-                "filters",
-                str(
-                    type_error(
-                        "filters",
-                        filters,
-                        "a list of filter criteria",
-                        'filters=[lambda_.FilterCriteria.filter({"body": {...}})]',
-                    )
-                ),
-            )
-        wants_table = flag("idempotency", idempotency)
-        if wants_table and own_function is None and "function" not in refusals.settings:
+        wants_table = refusals.attempt("idempotency", plain_bool, "idempotency", idempotency)
+        if wants_table and consuming is not None and consuming.own is None:
             refusals.add(
                 "idempotency",
                 f"idempotency is True but the function {function.node.path} is imported,"
                 f" so {IDEMPOTENCY_TABLE_ENV} cannot be set on it. Fix: pass a Function"
                 " defined in this app, or set idempotency=False and wire a table yourself.",
             )
-        report_failures = flag("report_batch_item_failures", report_batch_item_failures)
         try:
-            plan = planning.plan(
-                function_timeout=timeout,
-                batch_size=number("batch_size", batch_size),
-                batching_window=window,
-                max_concurrency=concurrency,
-                max_receive_count=number("max_receive_count", max_receive_count),
-                retention_period=seconds("retention_period", retention_period),
-                dead_letter_retention_period=seconds(
-                    "dead_letter_retention_period", dead_letter_retention_period
-                ),
-                visibility_timeout=seconds("visibility_timeout", visibility_timeout),
-                report_batch_item_failures=report_failures,
-                fifo=is_fifo,
-                content_based_deduplication=flag(
-                    "content_based_deduplication", content_based_deduplication
-                ),
-                max_message_age=seconds("max_message_age", max_message_age),
-                reserved_concurrency=(
-                    read_reserved_concurrency(properties) if not refusals else None
-                ),
-                has_filters=bool(filters),
-                queue_name=None if is_string_token(names[0] or "") else names[0],
-                dead_letter_queue_name=None if is_string_token(names[1] or "") else names[1],
+            plan = planning.plan_props(
+                {
+                    "batch_size": batch_size,
+                    "max_batching_window": max_batching_window,
+                    "max_concurrency": max_concurrency,
+                    "max_receive_count": max_receive_count,
+                    "retention_period": retention_period,
+                    "dead_letter_retention_period": dead_letter_retention_period,
+                    "visibility_timeout": visibility_timeout,
+                    "report_batch_item_failures": report_batch_item_failures,
+                    "fifo": fifo,
+                    "content_based_deduplication": content_based_deduplication,
+                    "max_message_age": max_message_age,
+                    "queue_name": queue_name,
+                    "dead_letter_queue_name": dead_letter_queue_name,
+                    "filters": filters,
+                },
+                function_timeout=None if consuming is None else consuming.timeout,
+                reserved_concurrency=None if consuming is None else consuming.reserved_concurrency,
                 refusals=refusals,
             )
         except SafeQueueConfigError:
             raise refusals.error(f"SafeQueueConsumer {path}: ") from None
+        assert consuming is not None  # a refused function was refused above
 
         super().__init__(scope, id)
         self._plan: planning.Plan = plan
         self._function = function
-        if plan.warnings:
-            annotations = Annotations.of(self)
-            for finding in plan.warnings:
-                if finding.level is Level.WARNING:
-                    annotations.add_warning_v2(finding.rule_id, finding.message)
-                else:
-                    annotations.add_info_v2(finding.rule_id, finding.message)
+        self._report(plan.warnings)
+        self._make_queues(plan, encryption_key, removal_policy)
+        self.event_source_mapping: lambda_.EventSourceMapping = consume(
+            self.queue,
+            function,
+            batch_size=plan.batch_size,
+            batching_window=plan.batching_window,
+            max_concurrency=plan.max_concurrency,
+            report_batch_item_failures=plan.report_batch_item_failures,
+            filters=plan.filters,
+        )
+        alarms = consumer_alarms(
+            self,
+            queue=self.queue,
+            dead_letter_queue=self.dead_letter_queue,
+            max_receive_count=plan.max_receive_count,
+            max_message_age=plan.max_message_age,
+            retention_period=plan.retention_period,
+            alarm_topic=alarm_topic,
+        )
+        self.dead_letter_alarm = alarms.dead_letter
+        self.age_alarm = alarms.age
+        self.redelivery_alarm = alarms.redelivery
+        self.alarms: list[cloudwatch.Alarm] = alarms.all()
+        self.idempotency_table: dynamodb.Table | None = None
+        if consuming.own is not None:
+            if wants_table:
+                self.idempotency_table = idempotency_table(self, consuming.own, removal_policy)
+            set_visibility_env(self, consuming.own, plan.visibility_timeout)
+        if consuming.cfn is not None and plan.facts is not None:
+            self.node.add_validation(
+                FunctionTimeoutUnchanged(
+                    self.node.path,
+                    consuming.cfn,
+                    dataclasses.replace(plan.facts, derived_function_timeout=plan.function_timeout),
+                )
+            )
 
-        queue_name, dead_letter_queue_name = names
-        if is_fifo and (queue_name is None or dead_letter_queue_name is None):
+    def _report(self, warnings: Sequence[Any]) -> None:
+        """Report the engine's warnings and infos on this consumer (acknowledgeable by id)."""
+        if not warnings:
+            return
+        annotations = Annotations.of(self)
+        for finding in warnings:
+            if finding.level is Level.WARNING:
+                annotations.add_warning_v2(finding.rule_id, finding.message)
+            else:
+                annotations.add_info_v2(finding.rule_id, finding.message)
+
+    def _make_queues(
+        self, plan: planning.Plan, key: kms.IKey | None, removal_policy: RemovalPolicy
+    ) -> None:
+        queue_name, dead_letter_queue_name = plan.queue_name, plan.dead_letter_queue_name
+        if plan.fifo and (queue_name is None or dead_letter_queue_name is None):
             # CloudFormation's generated FIFO names can pass SQS's 80 characters on deep
             # paths; these fit at any depth (path-derived, with a hash of the whole path).
             base = Names.unique_resource_name(
@@ -546,157 +347,43 @@ class SafeQueueConsumer(Construct):
             )
             queue_name = queue_name or f"{base}{planning.FIFO_SUFFIX}"
             dead_letter_queue_name = dead_letter_queue_name or f"{base}-dlq{planning.FIFO_SUFFIX}"
-        encryption = (
-            sqs.QueueEncryption.SQS_MANAGED if encryption_key is None else sqs.QueueEncryption.KMS
-        )
-        fifo_or_none = True if is_fifo else None
+        encryption = sqs.QueueEncryption.SQS_MANAGED if key is None else sqs.QueueEncryption.KMS
+        fifo = True if plan.fifo else None
         self.dead_letter_queue = sqs.Queue(
             self,
             "DeadLetterQueue",
             queue_name=dead_letter_queue_name,
-            fifo=fifo_or_none,
-            retention_period=_seconds(plan.dead_letter_retention_period),
+            fifo=fifo,
+            retention_period=Duration.seconds(plan.dead_letter_retention_period),
             encryption=encryption,
-            encryption_master_key=encryption_key,
+            encryption_master_key=key,
             enforce_ssl=True,
             removal_policy=removal_policy,
         )
-        """The dead-letter queue (``aws_sqs.Queue``), same type as :attr:`queue`."""
+        Validations.of(self.dead_letter_queue).acknowledge(_DEAD_LETTER_QUEUE_ACKNOWLEDGEMENT)
         self.queue = sqs.Queue(
             self,
             "Queue",
             queue_name=queue_name,
-            fifo=fifo_or_none,
-            content_based_deduplication=True if content_based_deduplication else None,
-            visibility_timeout=_seconds(plan.visibility_timeout),
-            retention_period=_seconds(plan.retention_period),
+            fifo=fifo,
+            content_based_deduplication=True if plan.content_based_deduplication else None,
+            visibility_timeout=Duration.seconds(plan.visibility_timeout),
+            retention_period=Duration.seconds(plan.retention_period),
             dead_letter_queue=sqs.DeadLetterQueue(
                 queue=self.dead_letter_queue, max_receive_count=plan.max_receive_count
             ),
             encryption=encryption,
-            encryption_master_key=encryption_key,
+            encryption_master_key=key,
             enforce_ssl=True,
             removal_policy=removal_policy,
         )
-        """The source queue (``aws_sqs.Queue``); send messages here."""
+        # What the template checks read: the timeout the queue was derived from (drift),
+        # and the rules this consumer reported itself (one verdict, not two).
         cfn_queue = self.queue.node.default_child
         assert isinstance(cfn_queue, sqs.CfnQueue)
-        cfn_queue.add_metadata(DERIVED_FUNCTION_TIMEOUT_METADATA, plan.function_timeout)
+        cfn_queue.add_metadata(keys.DERIVED_FUNCTION_TIMEOUT, plan.function_timeout)
         if plan.reported_rule_ids:
-            cfn_queue.add_metadata(REPORTED_METADATA, list(plan.reported_rule_ids))
-        self.event_source = event_sources.SqsEventSource(
-            self.queue,
-            batch_size=plan.batch_size,
-            max_batching_window=(_seconds(plan.batching_window) if plan.batching_window else None),
-            max_concurrency=plan.max_concurrency,
-            report_batch_item_failures=report_failures,
-            filters=list(filters) if filters else None,
-        )
-        """The ``SqsEventSource`` added to ``function``."""
-        function.add_event_source(self.event_source)
-        # SqsEventSource adds the mapping as the function's newest child.
-        self._mapping: lambda_.EventSourceMapping = function.node.children[-1]  # type: ignore[assignment]
-        assert isinstance(self._mapping, lambda_.EventSourceMapping)
-        _acknowledge_false_positives(self.dead_letter_queue, self._mapping)
-
-        self.dead_letter_alarm = cloudwatch.Alarm(
-            self,
-            "DeadLetterAlarm",
-            metric=self.dead_letter_queue.metric_approximate_number_of_messages_visible(
-                period=_ONE_MINUTE, statistic="Maximum"
-            ),
-            threshold=1,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description=(
-                f"Messages in the dead-letter queue of {path}: each failed"
-                f" {plan.max_receive_count} receives. Inspect them, fix the consumer, then"
-                " redrive them to the source queue."
-            ),
-        )
-        """Alarm: any message in the dead-letter queue (``ApproximateNumberOfMessagesVisible``
-        >= 1, Maximum over 1 minute)."""
-        self.age_alarm = cloudwatch.Alarm(
-            self,
-            "AgeAlarm",
-            metric=self.queue.metric_approximate_age_of_oldest_message(
-                period=_ONE_MINUTE, statistic="Maximum"
-            ),
-            threshold=plan.max_message_age,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description=(
-                f"The oldest message in {path} is {plan.max_message_age} s old or"
-                " more: the consumer is falling behind, disabled or throttled, and messages"
-                f" expire after {plan.retention_period} s."
-            ),
-        )
-        """Alarm: oldest message in the source queue at least :attr:`max_message_age` old
-        (``ApproximateAgeOfOldestMessage``, Maximum over 1 minute)."""
-        self.redelivery_alarm = cloudwatch.Alarm(
-            self,
-            "RedeliveryAlarm",
-            metric=self.redelivery_percent(),
-            threshold=REDELIVERY_ALARM_THRESHOLD_PERCENT,
-            evaluation_periods=REDELIVERY_ALARM_EVALUATION_PERIODS,
-            datapoints_to_alarm=REDELIVERY_ALARM_EVALUATION_PERIODS,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description=(
-                f"At least {REDELIVERY_ALARM_THRESHOLD_PERCENT} % of the messages received from"
-                f" {path} were not deleted, in {REDELIVERY_ALARM_EVALUATION_PERIODS} periods of"
-                f" {_REDELIVERY_ALARM_PERIOD_MINUTES} minutes in a row: messages are"
-                " delivered again (visibility expired while processing, throttling, failed"
-                " batches). Check the function's duration, errors and throttles; see"
-                " RedeliveryDiagnosis in the function's logs."
-            ),
-        )
-        """Alarm: the share of received messages not deleted (:meth:`redelivery_percent`) at
-        least 10 % in 3 consecutive 5-minute periods with at least 10 receives each."""
-        self.alarms: list[cloudwatch.Alarm] = [
-            self.dead_letter_alarm,
-            self.age_alarm,
-            self.redelivery_alarm,
-        ]
-        """Every alarm the construct made."""
-        if alarm_topic is not None:
-            action = cloudwatch_actions.SnsAction(alarm_topic)
-            for alarm in self.alarms:
-                alarm.add_alarm_action(action)
-
-        self.idempotency_table: dynamodb.Table | None = None
-        """Powertools idempotency table (``aws_dynamodb.Table``) with ``idempotency=True``."""
-        if wants_table and own_function is not None:
-            self.idempotency_table = idempotency_table(self, own_function, removal_policy)
-
-        if own_function is not None:
-            self._set_visibility_env(own_function, plan.visibility_timeout, path)
-        if cfn_function is not None:
-            assert plan.facts is not None
-            scope_facts.validator.consumers.append(
-                _Derived(
-                    path,
-                    cfn_function,
-                    dataclasses.replace(plan.facts, derived_function_timeout=plan.function_timeout),
-                )
-            )
-
-    def _set_visibility_env(self, function: lambda_.Function, visibility: int, path: str) -> None:
-        """Set SAFE_QUEUE_VISIBILITY_TIMEOUT on the function, unless another consumer did."""
-        known = _VISIBILITY_ENV_SET.get(function)
-        if known is None:
-            function.add_environment(VISIBILITY_TIMEOUT_ENV, str(visibility))
-            _VISIBILITY_ENV_SET[function] = (visibility, path)
-        elif known[0] != visibility:
-            Annotations.of(self).add_info(
-                f"The function {function.node.path} also consumes {known[1]}, whose visibility"
-                f" timeout {known[0]} s it keeps in {VISIBILITY_TIMEOUT_ENV}; this queue's is"
-                f" {visibility} s, so RedeliveryDiagnosis judges its redeliveries against"
-                f" {known[0]} s. Fix: give this queue its own function, or pass"
-                " visibility_timeout to RedeliveryDiagnosis for this queue's records."
-            )
+            cfn_queue.add_metadata(keys.REPORTED, list(plan.reported_rule_ids))
 
     def redelivery_percent(self) -> cloudwatch.MathExpression:
         """Return the redelivery alarm's metric: received messages not deleted, in percent.
@@ -704,21 +391,7 @@ class SafeQueueConsumer(Construct):
         ``100 x (NumberOfMessagesReceived - NumberOfMessagesDeleted) / received`` of the
         source queue, sums over 5 minutes; 0 for periods with fewer than 10 receives.
         """
-        received = self.queue.metric_number_of_messages_received(
-            period=REDELIVERY_ALARM_PERIOD, statistic="Sum"
-        )
-        deleted = self.queue.metric_number_of_messages_deleted(
-            period=REDELIVERY_ALARM_PERIOD, statistic="Sum"
-        )
-        return cloudwatch.MathExpression(
-            expression=(
-                f"IF(received >= {REDELIVERY_ALARM_MIN_RECEIVES},"
-                " 100 * (received - deleted) / received, 0)"
-            ),
-            using_metrics={"received": received, "deleted": deleted},
-            period=REDELIVERY_ALARM_PERIOD,
-            label="Received and not deleted (%)",
-        )
+        return redelivery_percent(self.queue)
 
     def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
         """Return CloudWatch widgets for this consumer (see :class:`SafeQueueDashboard`).
@@ -728,8 +401,6 @@ class SafeQueueConsumer(Construct):
         dead-letter queue depth; the function's errors and throttles; its duration
         (maximum, p99) against its timeout.
         """
-        from safe_queue.cdk.dashboard import consumer_widgets
-
         return consumer_widgets(self)
 
     @property
@@ -740,22 +411,22 @@ class SafeQueueConsumer(Construct):
     @property
     def function_timeout(self) -> Duration:
         """The function timeout the queue was derived from."""
-        return _seconds(self._plan.function_timeout)
+        return Duration.seconds(self._plan.function_timeout)
 
     @property
     def visibility_timeout(self) -> Duration:
         """The source queue's visibility timeout (derived, or the override)."""
-        return _seconds(self._plan.visibility_timeout)
+        return Duration.seconds(self._plan.visibility_timeout)
 
     @property
     def max_time_to_dead_letter(self) -> Duration:
-        """Worst case before a failing message reaches the DLQ: max_receive_count x visibility."""
-        return _seconds(self._plan.max_time_to_dead_letter)
+        """Worst case before a failing message reaches the DLQ (the engine's retry budget)."""
+        return Duration.seconds(self._plan.max_time_to_dead_letter)
 
     @property
     def max_message_age(self) -> Duration:
         """The age alarm's threshold (given, or derived)."""
-        return _seconds(self._plan.max_message_age)
+        return Duration.seconds(self._plan.max_message_age)
 
     @property
     def max_concurrency(self) -> int | None:

@@ -1,55 +1,52 @@
-"""What SafeQueueConsumer reads from the consuming function: its L2 and its timeout."""
+"""What SafeQueueConsumer reads from the consuming function, and the one thing it writes.
+
+The function's timeout reaches the engine by this one route: :func:`read_function` returns
+it (``None`` when the function sets none: the engine applies Lambda's default), with the
+reserved concurrency and the L1 function the drift check watches.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Final
 
-from aws_cdk import Duration
+from aws_cdk import Annotations, Duration
 from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
 
+from safe_queue import keys
 from safe_queue.cdk._values import is_number_token, whole_seconds
 from safe_queue.engine import Unknown, limits
 from safe_queue.errors import SafeQueueConfigError
 
-__all__ = [
-    "function_properties",
-    "function_timeout",
-    "reserved_concurrency",
-    "underlying_function",
-]
+__all__ = ["ConsumingFunction", "read_function", "set_visibility_env", "underlying_function"]
 
 _RESERVED = "the function's ReservedConcurrentExecutions"
+_VISIBILITY_MARKER: Final = "SafeQueueVisibilityTimeout"
 
 
-def function_properties(own: lambda_.Function | None) -> tuple[lambda_.CfnFunction | None, Any]:
-    """Return the function's ``CfnFunction`` and its L1 properties (camelCase keys).
+@dataclass(frozen=True)
+class ConsumingFunction:
+    """The consuming function as the consumer needs it.
 
-    Reading all L1 properties is one call into jsii; reading ``timeout`` (a ``Duration``, then
-    its seconds) and ``reserved_concurrent_executions`` separately would be three.
+    Attributes
+    ----------
+    own
+        The ``Function`` behind it (itself, an alias's or a version's); ``None`` when imported.
+    cfn
+        Its ``CfnFunction`` (the drift check reads the final timeout there); ``None`` when
+        imported.
+    timeout
+        Whole seconds; ``None`` when the function sets none (Lambda's default applies).
+    reserved_concurrency
+        ``ReservedConcurrentExecutions``; ``None`` without one; ``Unknown`` when it cannot
+        be read (an imported function, a token).
     """
-    if own is None:
-        return None, None
-    child = own.node.default_child
-    if not isinstance(child, lambda_.CfnFunction):
-        return None, None
-    return child, child._cfn_properties
 
-
-def reserved_concurrency(properties: Mapping[str, Any] | None) -> int | Unknown | None:
-    """Return the function's reserved concurrency: None without one, Unknown if unreadable.
-
-    The ``Function`` L2 does not expose it; its ``CfnFunction`` does. ``properties`` are
-    the L1 properties (:func:`function_properties`), None for an imported function.
-    """
-    if properties is None:
-        return Unknown(_RESERVED, "is not known: the function is imported")
-    value = properties.get("reservedConcurrentExecutions")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or is_number_token(value):
-        return Unknown(_RESERVED, "is an unresolved token (a parameter or an import)")
-    return int(value)
+    own: lambda_.Function | None
+    cfn: lambda_.CfnFunction | None
+    timeout: int | None
+    reserved_concurrency: int | Unknown | None
 
 
 def underlying_function(function: lambda_.IFunction) -> lambda_.Function | None:
@@ -63,20 +60,32 @@ def underlying_function(function: lambda_.IFunction) -> lambda_.Function | None:
     return None
 
 
-def function_timeout(
-    function: lambda_.IFunction,
-    own: lambda_.Function | None,
-    given: Duration | None,
-    properties: Mapping[str, Any] | None = None,
-) -> int | None:
-    """Return the function's timeout in seconds: its own, else ``given``; refuse a conflict.
+def _token_error() -> SafeQueueConfigError:
+    return SafeQueueConfigError(
+        "function timeout is an unresolved token; safe_queue needs its value at synth"
+        " time to derive the queue's settings. Fix: give the function a concrete"
+        " timeout, e.g. Duration.seconds(180), instead of a parameter or an import."
+    )
 
-    ``None`` for a function without a timeout: the engine applies Lambda's default (3 s).
 
-    ``own`` is :func:`underlying_function` of ``function`` (looked up once by the caller);
-    ``properties`` its L1 properties (:func:`function_properties`), read instead of the L2's
-    ``timeout`` when given (they are equal while the consumer is built).
+def read_function(function: lambda_.IFunction, given: Duration | None) -> ConsumingFunction:
+    """Read the consuming function: its timeout (its own, else ``given``) and reservation.
+
+    Parameters
+    ----------
+    function
+        The consumer's ``function`` prop (an ``IFunction``).
+    given
+        The ``function_timeout`` prop: required for an imported function, and for a
+        ``Function`` it must equal the function's own timeout.
+
+    Raises
+    ------
+    SafeQueueConfigError
+        An imported function without ``function_timeout``, a ``function_timeout`` other than
+        the function's own, or a timeout that is an unresolved token.
     """
+    own = underlying_function(function)
     if own is None:
         if given is None:
             raise SafeQueueConfigError(
@@ -85,21 +94,24 @@ def function_timeout(
                 f" with the function's configured timeout ({limits.FUNCTION_TIMEOUT_MIN}.."
                 f"{limits.FUNCTION_TIMEOUT_MAX} s)."
             )
-        return whole_seconds("function_timeout", given)
-    if properties is not None:
-        raw = properties.get("timeout")
-        if raw is not None and (is_number_token(raw) or not isinstance(raw, int | float)):
-            raise SafeQueueConfigError(
-                "function timeout is an unresolved token; safe_queue needs its value at synth"
-                " time to derive the queue's settings. Fix: give the function a concrete"
-                " timeout, e.g. Duration.seconds(180), instead of a parameter or an import."
-            )
-        timeout = None if raw is None else int(raw)
-    else:
-        own_timeout = own.timeout
-        timeout = None if own_timeout is None else whole_seconds("function timeout", own_timeout)
-    given_seconds = None if given is None else whole_seconds("function_timeout", given)
+        return ConsumingFunction(
+            None,
+            None,
+            whole_seconds("function_timeout", given),
+            Unknown(_RESERVED, "is not known: the function is imported"),
+        )
+    cfn = own.node.default_child
+    if not isinstance(cfn, lambda_.CfnFunction):
+        raise SafeQueueConfigError(
+            f"the function {own.node.path} has no CfnFunction child, so its timeout cannot be"
+            " read. Fix: pass a lambda_.Function (or an Alias or Version of one)."
+        )
+    raw = cfn.timeout
+    if raw is not None and (is_number_token(raw) or not isinstance(raw, int | float)):
+        raise _token_error()
+    timeout = None if raw is None else int(raw)
     effective = limits.FUNCTION_TIMEOUT_DEFAULT if timeout is None else timeout
+    given_seconds = None if given is None else whole_seconds("function_timeout", given)
     if given_seconds is not None and given_seconds != effective:
         raise SafeQueueConfigError(
             f"function_timeout is {given_seconds} s but the function"
@@ -107,4 +119,40 @@ def function_timeout(
             " wrong value (the drift this library exists to stop). Fix: omit function_timeout;"
             " it is read from the function."
         )
-    return timeout
+    reserved_raw = cfn.reserved_concurrent_executions
+    reserved: int | Unknown | None
+    if reserved_raw is None:
+        reserved = None
+    elif isinstance(reserved_raw, bool) or not isinstance(reserved_raw, int | float):
+        reserved = Unknown(_RESERVED, f"is {reserved_raw!r}, not a number")
+    elif is_number_token(reserved_raw):
+        reserved = Unknown(_RESERVED, "is an unresolved token (a parameter or an import)")
+    else:
+        reserved = int(reserved_raw)
+    return ConsumingFunction(own, cfn, timeout, reserved)
+
+
+class _VisibilityTimeoutEnv(Construct):
+    """Marks, under a function, which consumer set its SAFE_QUEUE_VISIBILITY_TIMEOUT."""
+
+    def __init__(self, function: lambda_.Function, visibility: int, consumer_path: str) -> None:
+        super().__init__(function, _VISIBILITY_MARKER)
+        self.visibility = visibility
+        self.consumer_path = consumer_path
+
+
+def set_visibility_env(consumer: Construct, function: lambda_.Function, visibility: int) -> None:
+    """Set SAFE_QUEUE_VISIBILITY_TIMEOUT on the function, unless another consumer did."""
+    marker = function.node.try_find_child(_VISIBILITY_MARKER)
+    if not isinstance(marker, _VisibilityTimeoutEnv):
+        function.add_environment(keys.VISIBILITY_TIMEOUT_ENV, str(visibility))
+        _VisibilityTimeoutEnv(function, visibility, consumer.node.path)
+    elif marker.visibility != visibility:
+        Annotations.of(consumer).add_info(
+            f"The function {function.node.path} also consumes {marker.consumer_path}, whose"
+            f" visibility timeout {marker.visibility} s it keeps in"
+            f" {keys.VISIBILITY_TIMEOUT_ENV}; this queue's is {visibility} s, so"
+            f" RedeliveryDiagnosis judges its redeliveries against {marker.visibility} s."
+            " Fix: give this queue its own function, or pass visibility_timeout to"
+            " RedeliveryDiagnosis for this queue's records."
+        )

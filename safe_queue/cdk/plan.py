@@ -12,10 +12,19 @@ to change.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
 
-from safe_queue.cdk._values import Refusals, is_string_token, type_error
+from safe_queue.cdk._values import (
+    Refusals,
+    is_string_token,
+    plain_bool,
+    plain_number,
+    type_error,
+    whole_seconds,
+)
 from safe_queue.engine import (
     Finding,
     FunctionFacts,
@@ -41,6 +50,7 @@ __all__ = [
     "Plan",
     "derived_visibility_timeout",
     "plan",
+    "plan_props",
     "queue_name",
     "with_props",
 ]
@@ -107,6 +117,13 @@ class Plan:
     """True when :attr:`max_concurrency` is the function's reserved concurrency."""
     facts: MappingFacts | None = None
     """The facts the engine judged: what the consumer synthesizes."""
+    report_batch_item_failures: bool = True
+    fifo: bool = False
+    content_based_deduplication: bool = False
+    queue_name: str | None = None
+    """The source queue's name as given, ``.fifo`` added on FIFO queues; ``None``: none."""
+    dead_letter_queue_name: str | None = None
+    filters: tuple[Mapping[str, Any], ...] = field(default=())
 
     @property
     def max_time_to_dead_letter(self) -> int:
@@ -270,6 +287,9 @@ def plan(
 
     budget = time_to_dead_letter(visibility_timeout=visibility_timeout, max_receive_count=receives)
     return Plan(
+        report_batch_item_failures=report_batch_item_failures,
+        fifo=fifo,
+        content_based_deduplication=content_based_deduplication,
         function_timeout=effective_timeout,
         batching_window=effective_window,
         batch_size=int(defaults["batch_size"]),  # type: ignore[arg-type]
@@ -307,3 +327,93 @@ def queue_name(setting: str, name: str, fifo: bool) -> str:
     if is_string_token(name) or not fifo or name.endswith(FIFO_SUFFIX):
         return name
     return f"{name}{FIFO_SUFFIX}"
+
+
+_FILTERS_FIX = 'filters=[lambda_.FilterCriteria.filter({"body": {...}})]'
+
+
+def plan_props(
+    props: Mapping[str, Any],
+    *,
+    function_timeout: int | None,
+    reserved_concurrency: int | Unknown | None,
+    refusals: Refusals,
+) -> Plan:
+    """Check the type of every numeric, flag, name and filter prop, then :func:`plan` them.
+
+    ``props`` are the consumer's props as given (``batch_size``, ``max_batching_window``,
+    ... ``filters``); a prop of the wrong type is refused in ``refusals`` and judged as not
+    given, so that every refusal of the consumer is found in one pass.
+
+    Raises
+    ------
+    SafeQueueConfigError
+        Any refusal (those already in ``refusals`` included), all listed together.
+    """
+
+    def number(setting: str) -> int | None:
+        value = props.get(setting)
+        return None if value is None else refusals.attempt(setting, plain_number, setting, value)
+
+    def seconds(setting: str) -> int | None:
+        value = props.get(setting)
+        return None if value is None else refusals.attempt(setting, whole_seconds, setting, value)
+
+    def flag(setting: str, default: bool) -> bool:
+        value = props.get(setting, default)
+        checked = refusals.attempt(setting, plain_bool, setting, value)
+        return default if checked is None else checked
+
+    fifo = flag("fifo", False)
+    names: list[str | None] = []
+    for setting in ("queue_name", "dead_letter_queue_name"):
+        name = props.get(setting)
+        names.append(
+            None
+            if name is None or "fifo" in refusals.settings  # the suffix depends on it
+            else refusals.attempt(setting, queue_name, setting, name, fifo)
+        )
+    if names[0] is not None and names[0] == names[1]:
+        refusals.add(
+            "dead_letter_queue_name",
+            f"dead_letter_queue_name is {props.get('dead_letter_queue_name')!r}, the same as"
+            " queue_name; two queues cannot share a name in one account and region. Fix: give"
+            " the dead-letter queue another name, or omit dead_letter_queue_name.",
+        )
+    filters = props.get("filters")
+    if filters is not None and (
+        not isinstance(filters, Sequence)
+        or isinstance(filters, str)
+        or not all(isinstance(f, Mapping) for f in filters)
+    ):
+        refusals.add(
+            "filters",
+            str(type_error("filters", filters, "a list of filter criteria", _FILTERS_FIX)),
+        )
+        filters = None
+    judged = [None if name is None or is_string_token(name) else name for name in names]
+    plan_ = plan(
+        function_timeout=function_timeout,
+        batch_size=number("batch_size"),
+        batching_window=seconds("max_batching_window"),
+        max_concurrency=number("max_concurrency"),
+        max_receive_count=number("max_receive_count"),
+        retention_period=seconds("retention_period"),
+        dead_letter_retention_period=seconds("dead_letter_retention_period"),
+        visibility_timeout=seconds("visibility_timeout"),
+        report_batch_item_failures=flag("report_batch_item_failures", True),
+        fifo=fifo,
+        content_based_deduplication=flag("content_based_deduplication", False),
+        max_message_age=seconds("max_message_age"),
+        reserved_concurrency=None if refusals else reserved_concurrency,
+        has_filters=bool(filters),
+        queue_name=judged[0],
+        dead_letter_queue_name=judged[1],
+        refusals=refusals,
+    )
+    return dataclasses.replace(
+        plan_,
+        queue_name=names[0],
+        dead_letter_queue_name=names[1],
+        filters=tuple(filters or ()),
+    )

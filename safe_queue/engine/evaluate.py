@@ -46,7 +46,9 @@ def _queue_inputs(queue: QueueFacts | Unknown) -> dict[str, Input]:
             "queue_name",
             "content_based_deduplication",
         )
-        return {name: queue for name in names} | _redrive_inputs(queue)
+        # Whether it has a dead-letter queue is as unknown as the rest of it.
+        unknown: dict[str, Input] = dict.fromkeys(names, queue)
+        return unknown | _redrive_inputs(queue)
     return {
         "visibility_timeout": _default(queue.visibility_timeout, limits.VISIBILITY_TIMEOUT_DEFAULT),
         "retention_period": _default(queue.retention_period, limits.RETENTION_DEFAULT),
@@ -68,8 +70,9 @@ _DEAD_LETTER = (
 def _redrive_inputs(redrive: RedriveFacts | Unknown | None) -> dict[str, Input]:
     if redrive is None:
         return {"has_dead_letter_queue": False} | dict.fromkeys(_DEAD_LETTER)
-    if isinstance(redrive, Unknown):
-        return {"has_dead_letter_queue": True} | dict.fromkeys(_DEAD_LETTER, redrive)
+    if isinstance(redrive, Unknown):  # not even known whether there is one
+        unknown: dict[str, Input] = dict.fromkeys(("has_dead_letter_queue", *_DEAD_LETTER), redrive)
+        return unknown
     dead_letter = redrive.dead_letter_queue
     inputs: dict[str, Input] = {
         "has_dead_letter_queue": True,

@@ -100,7 +100,9 @@ class QueueFacts:
     fifo
         ``FifoQueue``.
     redrive
-        ``RedrivePolicy``; ``None`` for a queue without a dead-letter queue.
+        ``RedrivePolicy``; ``None`` for a queue without a dead-letter queue; ``Unknown`` when
+        it is not even known whether there is one (``RedriveFacts`` of ``Unknown`` values
+        for one that exists but cannot be read).
     """
 
     name: str = ""

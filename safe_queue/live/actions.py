@@ -21,5 +21,6 @@ QUEUE_ATTRIBUTES: Final = (
     "MessageRetentionPeriod",
     "RedrivePolicy",
     "FifoQueue",
+    "ContentBasedDeduplication",
 )
 """The queue attributes read, for a source queue and its dead-letter queue alike."""

@@ -1,11 +1,24 @@
 """``safe-queue audit``: the live audit on the command line.
 
 ``safe-queue audit [--region R ...] [--all-regions] [--profile P]
-[--format text|json|sarif] [--fail-on error|warning|never] [--progress]``
+[--format text|json|sarif] [--fail-on error|warning|info|never] [--allow-incomplete]
+[--progress] [--debug]``
 
 Exit codes: 0 nothing at or above ``--fail-on``; 1 a finding at or above it; 2 a usage
 error, no credentials, credentials the account refuses, an unknown profile, an unknown
-region or an unreachable endpoint, each with one line on stderr.
+region, **an incomplete audit**, or an internal error, each with one line on stderr.
+
+An audit is complete, or says it is not. A mapping, queue or function (or a region's
+listing) that could not be read because of an AWS error after the retries (access
+denied, throttled, not found, a server error, an unreachable endpoint) is reported: one
+line on stderr per failed read (the operation, the resource, the AWS error code and
+message, what to do), an ``info`` ``safe-queue:unchecked`` finding in the report, then a
+one-line summary naming how many mappings could not be read and why, and exit code 2,
+whatever ``--fail-on`` says. ``--allow-incomplete`` accepts a partial audit: the same
+lines, then the exit code of ``--fail-on`` for what was read.
+
+Any other exception is a bug in safe-queue: one line saying so, exit 2; ``--debug``
+prints its traceback.
 
 Regions: ``--region`` (repeatable), else the profile's or ``AWS_REGION``'s region;
 ``--all-regions`` takes every Lambda region of the session's partition from botocore's
@@ -21,15 +34,32 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+import traceback
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Final, TextIO
+
+from safe_queue.formats import FAIL_ON, FORMATS
 
 if TYPE_CHECKING:  # imported in run(): `safe-queue check` must not pay for boto3
     import boto3
 
-__all__ = ["add_parser", "run"]
+    from safe_queue.report import Report, Unreadable
+
+__all__ = ["add_parser", "incomplete_summary", "run"]
 
 PROGRESS_EVERY = 100
 """A progress line every this many mappings (and at the end)."""
+
+MAPPINGS_NAMED: Final = 3
+"""A failed read's line names this many of the mappings it leaves unchecked, then counts."""
+
+_KINDS: Final = {
+    "denied": "access denied",
+    "throttled": "throttled after retries",
+    "not-found": "not found",
+    "unavailable": "server error after retries",
+    "unreachable": "endpoint unreachable",
+}
 
 
 class UsageError(Exception):
@@ -45,7 +75,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "Read every Lambda event source mapping of the regions (read-only: see the"
             " IAM policy in the README) and apply the same rules as 'safe-queue check'."
             " Exit codes: 0 nothing at or above --fail-on, 1 a finding at or above it,"
-            " 2 usage error, no credentials, unknown profile or region."
+            " 2 usage error, no credentials, unknown profile or region, an incomplete"
+            " audit (something could not be read; see --allow-incomplete) or an internal"
+            " error."
         ),
     )
     where = parser.add_mutually_exclusive_group()
@@ -61,17 +93,28 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="every Lambda region of the session's partition (from botocore's data)",
     )
     parser.add_argument("--profile", metavar="P", help="AWS profile (default: AWS_PROFILE)")
-    parser.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument(
         "--fail-on",
-        choices=("error", "warning", "never"),
+        choices=FAIL_ON,
         default="error",
         help="exit 1 if a finding is at or above this level (default: error)",
+    )
+    parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="accept a partial audit: when some mappings could not be read (an AWS error"
+        " after retries), still report them, but exit by --fail-on instead of 2",
     )
     parser.add_argument(
         "--progress",
         action="store_true",
         help="progress lines on stderr (the default when stderr is a terminal)",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="on an internal error (a bug in safe-queue), print its traceback",
     )
     parser.set_defaults(run=run)
 
@@ -133,6 +176,61 @@ def _error(message: str) -> int:
     return 2
 
 
+def _failure_line(failure: Unreadable) -> str:
+    """Describe one failed read: its sentence, and the mappings it leaves unchecked."""
+    if not failure.mappings:
+        unchecked = f"every mapping of {failure.resource}"
+    else:
+        named = ", ".join(failure.mappings[:MAPPINGS_NAMED])
+        more = len(failure.mappings) - MAPPINGS_NAMED
+        unchecked = f"{named} and {more} more" if more > 0 else named
+        noun = "mapping" if len(failure.mappings) == 1 else "mappings"
+        unchecked = f"{len(failure.mappings)} {noun} ({unchecked})"
+    return f"safe-queue audit: could not read: {failure.sentence()} Unchecked: {unchecked}."
+
+
+def incomplete_summary(report: Report) -> str:
+    """Say in one line how many mappings (and regions) could not be read, and why.
+
+    Examples
+    --------
+    >>> from safe_queue.report import Report, Unreadable
+    >>> report = Report(mappings_checked=40, sources=["eu-west-1"], source_kind="region",
+    ...     unreadable=[Unreadable("sqs:GetQueueAttributes", "q", "unavailable", "HTTP 503", "",
+    ...     "later", mappings=("a", "b")), Unreadable("lambda:GetFunctionConfiguration", "f",
+    ...     "denied", "AccessDeniedException", "", "grant it", mappings=("b", "c"))])
+    >>> print(incomplete_summary(report))
+    incomplete audit: 3 of 40 mappings could not be read (failed reads: 1 server error after
+    retries, 1 access denied); their findings are unknown
+    """
+    mappings = {uuid for failure in report.unreadable for uuid in failure.mappings}
+    regions = [failure.resource for failure in report.unreadable if not failure.mappings]
+    parts = [f"{len(mappings)} of {report.mappings_checked} mappings"] if mappings else []
+    if regions:
+        noun = "region" if len(regions) == 1 else "regions"
+        parts.append(f"the mappings of {len(regions)} {noun} ({', '.join(regions)})")
+    kinds = Counter(failure.kind for failure in report.unreadable)
+    why = ", ".join(f"{count} {_KINDS.get(kind, kind)}" for kind, count in kinds.items())
+    return (
+        f"incomplete audit: {' and '.join(parts)} could not be read (failed reads: {why});"
+        " their findings are unknown"
+    )
+
+
+def _internal_error(error: BaseException, debug: bool) -> int:
+    """Report a bug in one line (and its traceback with ``--debug``); return exit code 2."""
+    if debug:
+        traceback.print_exception(error, file=sys.stderr)
+    notes = "".join(f" ({note})" for note in getattr(error, "__notes__", []))
+    hint = "" if debug else "; run again with --debug for the traceback"
+    print(
+        f"safe-queue audit: internal error: {type(error).__name__}: {error}{notes}. This is a"
+        f" bug in safe-queue, not a finding about the account: please report it{hint}",
+        file=sys.stderr,
+    )
+    return 2
+
+
 def run(args: Any) -> int:
     """Run ``safe-queue audit`` with parsed arguments; print the report; return the exit code."""
     import boto3
@@ -144,17 +242,22 @@ def run(args: Any) -> int:
     try:
         session = boto3.Session(profile_name=args.profile)
         regions = regions_to_audit(session, args.region, args.all_regions)
-        progress = _Progress(sys.stderr) if args.progress or sys.stderr.isatty() else None
-        report = audit(
-            session, regions, skip_unavailable_regions=args.all_regions, progress=progress
-        )
     except ProfileNotFound as error:
         return _error(f"{error}; pass an existing --profile or fix AWS_PROFILE")
-    except (UsageError, AuditError) as error:
+    except UsageError as error:
         return _error(str(error))
     except BotoCoreError as error:
         return _error(f"cannot use the AWS session: {error}")
-    skipped = [r for r in regions if r not in report.sources and r not in _failed(report)]
+    progress = _Progress(sys.stderr) if args.progress or sys.stderr.isatty() else None
+    try:
+        report = audit(
+            session, regions, skip_unavailable_regions=args.all_regions, progress=progress
+        )
+    except AuditError as error:
+        return _error(str(error))
+    except Exception as error:  # not an AWS error the audit expects: a bug, said out loud
+        return _internal_error(error, args.debug)
+    skipped = [r for r in regions if r not in report.sources]
     if args.all_regions and skipped:
         if len(skipped) == len(regions):
             return _error(
@@ -167,8 +270,19 @@ def run(args: Any) -> int:
             file=sys.stderr,
         )
     print(render(report, args.format))
-    return exit_code(report, args.fail_on)
-
-
-def _failed(report: Any) -> set[str]:
-    return {f.extra.get("region", "") for f in report.findings}
+    if report.complete:
+        return exit_code(report, args.fail_on)
+    for failure in report.unreadable:
+        print(_failure_line(failure), file=sys.stderr)
+    summary = incomplete_summary(report)
+    if args.allow_incomplete:
+        print(
+            f"safe-queue audit: warning: {summary}; accepted by --allow-incomplete, so the"
+            " exit code is --fail-on's for what was read",
+            file=sys.stderr,
+        )
+        return exit_code(report, args.fail_on)
+    return _error(
+        f"{summary}. Fix: see the lines above, then audit again; or pass --allow-incomplete"
+        " to accept a partial audit"
+    )

@@ -3,23 +3,43 @@
 Deployed by :class:`safe_queue.cdk.SafeQueueConfigRule` (this module needs no CDK). On
 every invocation, periodic or triggered by a change of an ``AWS::SQS::Queue`` or an
 ``AWS::Lambda::Function``, it audits every SQS event source mapping of the function's
-own region (:func:`safe_queue.live.account.audit_mappings`), groups the findings by source
-queue and reports one evaluation per queue that feeds a Lambda function:
+own region (:func:`safe_queue.live.account.audit_mappings`, with the ``config-rule``
+retry settings of :mod:`safe_queue.retries`), groups the findings by source queue and
+reports one evaluation per queue that feeds a Lambda function:
 
 - ``NON_COMPLIANT`` if any mapping of the queue has an ``error`` or ``warning`` finding;
-  the annotation (at most 256 characters) names the rule ids broken.
-- ``NOT_APPLICABLE`` if its only findings are ``info`` (``safe-queue:unchecked``: a
-  value could not be read, e.g. the queue was deleted, a call was denied). Config
-  accepts no ``INSUFFICIENT_DATA`` from a rule, and calling a queue that was not fully
-  checked ``COMPLIANT`` would claim what was not checked; the annotation says why.
+  the annotation (at most 256 characters) names the rule ids broken (and, if a read
+  failed too, ``Also not read:`` with the operation and the error code).
+- ``NON_COMPLIANT`` too if a mapping of the queue could not be evaluated: a read failed
+  after the retries (denied, throttled, a server error, an unreachable endpoint, its
+  function or dead-letter queue not found), or a value could not be understood. The
+  annotation starts with ``Not evaluated:`` and names the operation, the error and the
+  fix. AWS Config has no verdict for "could not evaluate" that a custom rule may send:
+  "AWS Config does not accept INSUFFICIENT_DATA as the value for ComplianceType from a
+  PutEvaluations request. For example, an AWS Lambda function for a custom AWS Config
+  rule cannot pass an INSUFFICIENT_DATA value to AWS Config"
+  (https://docs.aws.amazon.com/config/latest/APIReference/API_Evaluation.html). Of the
+  three it accepts, ``COMPLIANT`` would claim what was not checked and
+  ``NOT_APPLICABLE`` would hide the queue from the rule's non-compliant list: a finding
+  turned into silence. So it is ``NON_COMPLIANT``, until a run reads it.
+- ``NOT_APPLICABLE`` if the source queue itself does not exist (deleted between the
+  mapping's listing and the read), and for a queue deleted, or out of the rule's scope,
+  that triggered the evaluation: "Rules reporting on deleted resources should return the
+  evaluation result of NOT_APPLICABLE"
+  (https://docs.aws.amazon.com/config/latest/developerguide/evaluate-config_develop-rules-delete.html).
 - ``COMPLIANT`` otherwise.
 
-A queue deleted meanwhile, or one that left the rule's scope, given by the triggering
-configuration item is ``NOT_APPLICABLE``. The resource id is the queue's URL, as AWS
-Config records it for ``AWS::SQS::Queue``. ``OrderingTimestamp`` is the invoking event's
-time (the configuration item's capture time, or the periodic notification's time).
-A ``resultToken`` of ``TESTMODE`` calls ``PutEvaluations`` with ``TestMode`` (as the AWS
-Config Rules Development Kit does), so the handler can be run by hand and in tests.
+Every read that failed is logged as one line (the operation, the resource, the AWS error
+code and message, the fix). A region whose mappings cannot be listed, and a failed
+``PutEvaluations``, fail the invocation (logged first as one line): the AWS Config console
+then shows the rule's failed evaluation, and the previous verdicts stay. Any other
+exception is a bug and fails the invocation with its traceback.
+
+The resource id is the queue's URL, as AWS Config records it for ``AWS::SQS::Queue``.
+``OrderingTimestamp`` is the invoking event's time (the configuration item's capture
+time, or the periodic notification's time). A ``resultToken`` of ``TESTMODE`` calls
+``PutEvaluations`` with ``TestMode`` (as the AWS Config Rules Development Kit does), so
+the handler can be run by hand and in tests.
 
 Examples
 --------
@@ -40,9 +60,13 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import boto3
+from botocore.exceptions import BotoCoreError, ClientError
 
 from safe_queue.engine import Level
-from safe_queue.live.account import AuditedMapping, audit_mappings, client_config, queue_url
+from safe_queue.live.account import AuditedMapping, audit_mappings, queue_url, unreadable
+from safe_queue.live.aws_errors import describe
+from safe_queue.report import Unreadable
+from safe_queue.retries import client_config
 
 __all__ = [
     "ANNOTATION_MAX",
@@ -114,14 +138,21 @@ def evaluations(
     for queue_arn, mappings in by_queue.items():
         failing = [f for m in mappings for f in m.findings if f.level.rank >= Level.WARNING.rank]
         unchecked = [f for m in mappings for f in m.findings if f.level.rank < Level.WARNING.rank]
-        if failing:
+        unread = [u for m in mappings for u in m.unreadable]
+        deleted = [u for u in unread if u.kind == "not-found" and u.resource == queue_arn]
+        if deleted:
+            compliance, note = "NOT_APPLICABLE", _shorten(_deleted(deleted[0]))
+        elif failing:
             broken = sum(
                 any(f.level.rank >= Level.WARNING.rank for f in m.findings) for m in mappings
             )
             rule_ids = list(dict.fromkeys(f.rule_id for f in failing))
             compliance, note = "NON_COMPLIANT", annotation(rule_ids, broken, len(mappings))
-        elif unchecked:
-            compliance, note = "NOT_APPLICABLE", _shorten(f"{unchecked[0].message}")
+            if unread:  # what was found stands; say that more could not be read
+                note = _shorten(f"{note} Also not read: {unread[0].operation} ({unread[0].code}).")
+        elif unread or unchecked:
+            reason = unread[0].sentence() if unread else unchecked[0].message
+            compliance, note = "NON_COMPLIANT", _shorten(f"Not evaluated: {reason}")
         else:
             compliance = "COMPLIANT"
             note = f"{len(mappings)} event source mapping(s) checked by safe-queue."
@@ -147,18 +178,33 @@ def evaluations(
     return list(results.values())
 
 
+def _deleted(failure: Unreadable) -> str:
+    return (
+        f"The queue does not exist (deleted?): {failure.code} from {failure.operation}."
+        " A deleted resource is NOT_APPLICABLE."
+    )
+
+
 def put_evaluations(
     session: boto3.Session, results: Sequence[Mapping[str, Any]], result_token: str
 ) -> None:
     """Send ``results`` to AWS Config, 100 per call (``TestMode`` for the ``TESTMODE`` token)."""
-    config = session.client("config", config=client_config())
+    config = session.client("config", config=client_config("config-rule"))
     for start in range(0, len(results), EVALUATIONS_PER_CALL):
         batch = list(results[start : start + EVALUATIONS_PER_CALL])
-        response = config.put_evaluations(
-            Evaluations=batch,
-            ResultToken=result_token,
-            TestMode=result_token == TEST_MODE_TOKEN,
-        )
+        try:
+            response = config.put_evaluations(
+                Evaluations=batch,
+                ResultToken=result_token,
+                TestMode=result_token == TEST_MODE_TOKEN,
+            )
+        except (ClientError, BotoCoreError) as error:
+            failure = describe(
+                error, "config:PutEvaluations", f"{len(results)} evaluations", region=None
+            )
+            if failure is not None:
+                logger.error("safe-queue: %s", failure.sentence())
+            raise
         if response.get("FailedEvaluations"):
             raise RuntimeError(f"AWS Config refused evaluations: {response['FailedEvaluations']!r}")
 
@@ -171,15 +217,28 @@ def evaluate_and_report(event: Mapping[str, Any], session: boto3.Session) -> dic
     RuntimeError
         The region's mappings could not be listed (then no queue can be judged; the
         error shows as the rule's failed evaluation in the AWS Config console).
+    botocore.exceptions.ClientError
+        ``PutEvaluations`` failed after its retries (logged first, as one line).
     """
     invoking_event = json.loads(event["invokingEvent"])
     region = session.region_name
     if not region:
         raise RuntimeError("no region: AWS_REGION is not set (it is, in AWS Lambda)")
-    audited, listings = audit_mappings(session, [region])
+    audited, listings = audit_mappings(session, [region], caller="config-rule")
     for listing in listings:
-        if listing.failure is not None:
-            raise RuntimeError(listing.failure.message)
+        if listing.unreadable is not None:
+            sentence = listing.unreadable.sentence()
+            logger.error("safe-queue: no queue evaluated: %s", sentence)
+            raise RuntimeError(f"no queue evaluated: {sentence}")
+    failures = unreadable(audited, listings)
+    for failure in failures:
+        count = len(failure.mappings)
+        logger.warning(
+            "safe-queue: not evaluated (%d mapping%s): %s",
+            count,
+            "" if count == 1 else "s",
+            failure.sentence(),
+        )
     results = evaluations(
         audited,
         ordering_timestamp(invoking_event),
@@ -191,8 +250,13 @@ def evaluate_and_report(event: Mapping[str, Any], session: boto3.Session) -> dic
     counts = {"COMPLIANT": 0, "NON_COMPLIANT": 0, "NOT_APPLICABLE": 0}
     for result in results:
         counts[result["ComplianceType"]] += 1
-    logger.info("safe-queue: %d mappings, evaluations %s", len(audited), counts)
-    return {"mappings": len(audited), **counts}
+    logger.info(
+        "safe-queue: %d mappings, %d failed reads, evaluations %s",
+        len(audited),
+        len(failures),
+        counts,
+    )
+    return {"mappings": len(audited), "unreadable": len(failures), **counts}
 
 
 def handler(event: Mapping[str, Any], context: object) -> dict[str, int]:

@@ -47,13 +47,11 @@ def _default_client(region: str) -> Any:
         client = _clients.get(region)
         if client is None:
             import boto3
-            from botocore.config import Config
+
+            from safe_queue.retries import client_config
 
             # Short timeouts: the block's exit waits for an in-flight call to finish.
-            config = Config(
-                connect_timeout=2, read_timeout=5, retries={"mode": "standard", "max_attempts": 3}
-            )
-            client = boto3.client("sqs", region_name=region, config=config)
+            client = boto3.client("sqs", region_name=region, config=client_config("heartbeat"))
             _clients[region] = client
         return client
 

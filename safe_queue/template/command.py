@@ -17,7 +17,8 @@ __all__ = ["add_parser", "run"]
 
 _DESCRIPTION = """\
 Check the SQS -> Lambda event source mappings of CloudFormation templates (JSON or YAML),
-SAM templates and cdk.out cloud assemblies, read as one deployment. No AWS account needed.
+SAM templates and cdk.out cloud assemblies, read as one deployment, and of Terraform plans
+and states (the JSON of `terraform show -json`). No AWS account needed.
 
 exit codes:
   0  no finding at or above --fail-on
@@ -47,7 +48,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "paths",
         metavar="PATH",
         nargs="+",
-        help="template file (JSON/YAML, SAM) or cdk.out directory",
+        help="template file (JSON/YAML, SAM), cdk.out directory, or Terraform plan/state JSON",
     )
     parser.add_argument(
         "--format", choices=FORMATS, default="text", help="output format (default: text)"
@@ -79,10 +80,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``check`` with parsed arguments; returns the exit code."""
     from safe_queue.template import ParameterError, TemplateError, check_paths
+    from safe_queue.terraform import TerraformError, is_terraform_json
+    from safe_queue.terraform import check_paths as check_terraform
 
+    terraform = [path for path in args.paths if is_terraform_json(path)]
     try:
-        report = check_paths([Path(path) for path in args.paths], dict(args.parameter))
-    except (TemplateError, ParameterError) as error:
+        templates = [Path(path) for path in args.paths if path not in terraform]
+        report = check_paths(templates, dict(args.parameter))
+        report = check_terraform(terraform, report) if terraform else report
+    except (TemplateError, ParameterError, TerraformError) as error:
         print(f"safe-queue check: error: {error}", file=sys.stderr)
         return 2
     output = render(report, args.format)

@@ -1,5 +1,8 @@
 """``SafeQueueChecks``: a CDK policy-validation plugin that checks every SQS -> Lambda mapping.
 
+The CDK synth surface of the template adapter (:mod:`safe_queue.template`), beside the
+constructs of :mod:`safe_queue.cdk`, which need no template reader.
+
 Registered with ``Validations.of(app).add_plugins(SafeQueueChecks())``, it is called once per
 app after synthesis with the paths of every template, nested ``Stage`` assemblies included.
 It reads them with the same template adapter as ``safe-queue check`` (so values set with
