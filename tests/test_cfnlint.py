@@ -538,14 +538,15 @@ def test_each_template_is_judged_once_not_once_per_rule(monkeypatch: pytest.Monk
     assert len([m for m in matches if OUR_ID.match(m.rule.id)]) == 8 + 5
 
 
+@pytest.mark.parametrize("broken", ["judge_file", "_rule_match"])
 def test_a_failure_inside_safe_queue_is_one_error_not_one_per_rule(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, broken: str
 ):
-    # GIVEN a bug in the adapter
-    def broken(path: str, **kwargs: Any) -> Any:
+    # GIVEN a bug in the adapter, or in placing a match
+    def fail(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(_rules, "judge_file", broken)
+    monkeypatch.setattr(_rules, broken, fail)
     matches = lint_file(FIXTURES / "rules.json", config=ManualArgs(append_rules=[MODULE]))
     # THEN cfn-lint shows one error saying so (not silence, not E0002 once per rule)
     (failure,) = [m for m in matches if m.rule.id in (UNREADABLE, "E0002")]

@@ -85,28 +85,26 @@ class _Judged:
     def matches(self, cfn: Any, cfn_lint_id: str) -> list[Any]:
         if cfn is not self._cfn:
             self._matches = {}
-            for verdict in _judge(cfn):
-                self._matches.setdefault(verdict.cfn_lint_id, []).append(_rule_match(cfn, verdict))
+            try:
+                for verdict in _judge(cfn):
+                    match = _rule_match(cfn, verdict)
+                    self._matches.setdefault(verdict.cfn_lint_id, []).append(match)
+            except Exception as error:  # a bug of ours: one match saying so, not one per rule
+                failure = (
+                    f"safe-queue failed on this template ({type(error).__name__}: {error});"
+                    " this is a bug in safe-queue, please report it with the template."
+                )
+                self._matches = {UNREADABLE: [RuleMatch([], failure)]}
             self._cfn = cfn
         return list(self._matches.get(cfn_lint_id, []))
 
 
 def _judge(cfn: Any) -> list[Verdict]:
+    """Judge the template by its file, as ``check`` would, else the decoded template."""
     filename = cfn.filename
-    try:
-        if isinstance(filename, str) and os.path.isfile(filename):
-            return judge_file(filename)
-        return judge_body(cfn.template)
-    except Exception as error:  # a bug of ours: one match saying so, not one per rule
-        return [
-            Verdict(
-                UNREADABLE,
-                f"safe-queue failed on this template ({type(error).__name__}: {error}); this is"
-                " a bug in safe-queue, please report it with the template.",
-                None,
-                None,
-            )
-        ]
+    if isinstance(filename, str) and os.path.isfile(filename):
+        return judge_file(filename)
+    return judge_body(cfn.template)
 
 
 _JUDGED = _Judged()
