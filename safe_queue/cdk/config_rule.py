@@ -24,37 +24,23 @@ staging directory, no aws-cdk-lib in the asset; boto3 is the Lambda runtime's ow
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-import jsii
-from aws_cdk import BundlingOptions, DockerImage, Duration, ILocalBundling
+from aws_cdk import Duration
 from aws_cdk import aws_config as config
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from safe_queue.cdk.bundling import AUDIT_MODULES, package_code
 from safe_queue.errors import SafeQueueConfigError
 from safe_queue.live.actions import IAM_ACTIONS
 
-__all__ = ["BUNDLED", "SafeQueueConfigRule", "copy_handler_code", "handler_code"]
+__all__ = ["BUNDLED", "SafeQueueConfigRule", "handler_code"]
 
-BUNDLED: Final = (
-    "__init__.py",
-    "_version.py",
-    "arn.py",
-    "py.typed",
-    "errors.py",
-    "keys.py",
-    "report.py",
-    "retries.py",
-    "engine",
-    "live",
-)
+BUNDLED: Final = AUDIT_MODULES
 """What of the installed ``safe_queue`` package goes into the function (no CDK module)."""
-_NOT_BUNDLED: Final = ("__pycache__", "*.pyc", "command.py")  # command.py: the CLI only
 
 HANDLER: Final = "safe_queue.live.config_handler.handler"
 LOG_ACTIONS: Final = ("logs:CreateLogStream", "logs:PutLogEvents")
@@ -68,47 +54,9 @@ _FREQUENCIES: Final = {
 }
 
 
-@jsii.implements(ILocalBundling)
-class _CdkFreeModules:
-    """CDK local bundling: copy :data:`BUNDLED` of the installed package into the asset."""
-
-    def try_bundle(self, output_dir: str, *_options: Any, **_named: Any) -> bool:
-        """Write ``safe_queue/...`` into ``output_dir``; CDK then needs no Docker."""
-        copy_handler_code(Path(output_dir))
-        return True
-
-
-def copy_handler_code(target: Path) -> Path:
-    """Copy the CDK-free modules of the installed package into ``target / "safe_queue"``."""
-    source = Path(__file__).resolve().parent.parent
-    package = target / "safe_queue"
-    package.mkdir(parents=True, exist_ok=True)
-    for name in BUNDLED:
-        path = source / name
-        if path.is_dir():
-            shutil.copytree(
-                path,
-                package / name,
-                ignore=shutil.ignore_patterns(*_NOT_BUNDLED),
-                dirs_exist_ok=True,
-            )
-        else:
-            shutil.copy2(path, package / name)
-    return target
-
-
 def handler_code() -> lambda_.Code:
     """Return the function's code asset: the CDK-free modules, bundled locally at synth."""
-    source = Path(__file__).resolve().parent.parent
-    return lambda_.Code.from_asset(
-        str(source),
-        exclude=["__pycache__", "*.pyc"],
-        bundling=BundlingOptions(
-            # Never pulled: the local bundling always succeeds.
-            image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.13"),
-            local=_CdkFreeModules(),
-        ),
-    )
+    return package_code(BUNDLED)
 
 
 def _frequency(schedule: Duration) -> config.MaximumExecutionFrequency:
