@@ -43,7 +43,14 @@ from safe_queue.live.aws_errors import describe
 from safe_queue.live.reader import AccountReader, AuditError
 from safe_queue.template import TemplateError
 
-__all__ = ["BUDGET_SECONDS", "MARGIN_SECONDS", "evaluate", "handler", "subject_of"]
+__all__ = [
+    "BUDGET_SECONDS",
+    "MARGIN_SECONDS",
+    "evaluate",
+    "handler",
+    "session_for",
+    "subject_of",
+]
 
 BUDGET_SECONDS: Final = 25.0
 """The longest an evaluation may take: CloudFormation's 30 s per invocation, less room to
@@ -86,6 +93,11 @@ def _templated(request: HookRequest, reader: AccountReader, subject: str) -> Out
     return evaluate_template(request, template, reader, subject)
 
 
+def session_for(request: HookRequest) -> boto3.Session:
+    """Return the boto3 session of one evaluation (the function's credentials, the region)."""
+    return boto3.Session(region_name=request.region or None)
+
+
 def evaluate(request: HookRequest, session: boto3.Session | None = None) -> Outcome:
     """Evaluate one request (no time limit; :func:`handler` adds it).
 
@@ -94,7 +106,7 @@ def evaluate(request: HookRequest, session: boto3.Session | None = None) -> Outc
     PayloadError, TemplateError, AcknowledgementError, ExportsError, AuditError
         The evaluation cannot be done (:func:`handler` answers ``InternalFailure``).
     """
-    session = session or boto3.Session(region_name=request.region or None)
+    session = session or session_for(request)
     subject = subject_of(request)
     if request.templated:
         return _templated(request, AccountReader(session, "hook", MAX_WORKERS), subject)
