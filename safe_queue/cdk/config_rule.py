@@ -45,6 +45,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from safe_queue.cdk.stack_set import (
+    check_call_as,
     check_organizational_units,
     member_template,
     refuse,
@@ -58,8 +59,10 @@ __all__ = [
     "BUNDLED",
     "SafeQueueConfigRule",
     "SafeQueueOrganizationConfigRule",
+    "acknowledge",
     "copy_handler_code",
     "handler_code",
+    "latest_python_runtime",
 ]
 
 BUNDLED: Final = (
@@ -255,6 +258,32 @@ class SafeQueueConfigRule(Construct):
 
 # --- the organization form -----------------------------------------------------------------
 
+
+def latest_python_runtime() -> lambda_.Runtime:
+    """Return the newest Python runtime the installed aws-cdk-lib knows (3.14, else 3.13)."""
+    runtime: lambda_.Runtime = getattr(lambda_.Runtime, "PYTHON_3_14", lambda_.Runtime.PYTHON_3_13)
+    return runtime
+
+
+NO_DEAD_LETTER_QUEUE: Final = (
+    "Serverless::Serverless-LambdaDLQ",
+    "A dead-letter queue receives failed asynchronous invocations; a failed evaluation"
+    " shows in the caller instead (the AWS Config console, the CloudFormation events).",
+)
+NO_TRACING: Final = (
+    "Serverless::Serverless-LambdaTracing",
+    "Its role is fixed and least-privilege (no X-Ray actions); each evaluation and each"
+    " failed AWS call is logged as one line in its own log group.",
+)
+
+
+def acknowledge(scope: Construct, *acknowledgements: tuple[str, str]) -> None:
+    """Acknowledge cdk-nag findings on ``scope``, each with its reason."""
+    cdk.Validations.of(scope).acknowledge(
+        *(cdk.Acknowledgment(id=rule_id, reason=reason) for rule_id, reason in acknowledgements)
+    )
+
+
 ORGANIZATION_HANDLER: Final = "safe_queue.live.organization.handler"
 MEMBER_ROLE_ENV: Final = "SAFE_QUEUE_MEMBER_ROLE"  # safe_queue.live.organization reads it
 AUDITOR_PARAMETER: Final = "SafeQueueAuditorRoleArn"
@@ -364,6 +393,7 @@ class SafeQueueOrganizationConfigRule(Construct):
                 "it lists 12-digit account ids",
                 "pass the ids, such as ['111122223333']",
             )
+        check_call_as(call_as)
         super().__init__(scope, id)
         self.log_group = logs.LogGroup(self, "Logs", retention=logs.RetentionDays.ONE_MONTH)
         member_roles = cdk.Fn.sub(
@@ -394,7 +424,7 @@ class SafeQueueOrganizationConfigRule(Construct):
         self.function = lambda_.Function(
             self,
             "Function",
-            runtime=lambda_.Runtime.PYTHON_3_13,
+            runtime=latest_python_runtime(),
             architecture=lambda_.Architecture.ARM_64,
             handler=ORGANIZATION_HANDLER,
             code=handler_code(),
@@ -404,6 +434,17 @@ class SafeQueueOrganizationConfigRule(Construct):
             log_group=self.log_group,
             environment={MEMBER_ROLE_ENV: member_role_name},
             description="safe-queue: audit member accounts' SQS -> Lambda mappings for AWS Config",
+        )
+        acknowledge(self.function, NO_DEAD_LETTER_QUEUE, NO_TRACING)
+        acknowledge(
+            self.role,
+            (
+                "AwsSolutions::AwsSolutions-IAM5[Resource::"
+                '["arn:${AWS::Partition}:iam::*:role/${Name}",'
+                f'{{"Name":"{member_role_name}"}}]]',
+                "The member role has this name in every account of the organization; only"
+                " roles that trust this function's role can be assumed.",
+            ),
         )
         permission = lambda_.CfnPermission(
             self,
@@ -478,10 +519,10 @@ class SafeQueueOrganizationConfigRule(Construct):
             ),
         )
         # Config may invoke the function as soon as the rule exists; the roles must be there.
-        self.rule.add_dependency(permission)
+        self.rule.node.add_dependency(permission)
         self.rule.node.add_dependency(self.role)
         if self.stack_set is not None:
-            self.rule.add_dependency(self.stack_set)
+            self.rule.node.add_dependency(self.stack_set)
 
 
 def _hours(schedule: Duration) -> int:

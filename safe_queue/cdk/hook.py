@@ -42,10 +42,19 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from safe_queue.cdk.config_rule import LOG_ACTIONS, copy_handler_code
+from safe_queue.cdk.config_rule import (
+    LOG_ACTIONS,
+    NO_DEAD_LETTER_QUEUE,
+    NO_TRACING,
+    acknowledge,
+    copy_handler_code,
+    latest_python_runtime,
+)
 from safe_queue.cdk.stack_set import (
+    check_call_as,
     check_organization_id,
     check_organizational_units,
+    check_stack_set_name,
     member_template,
     refuse,
     stack_set,
@@ -142,6 +151,9 @@ def hook_code(*, layer: bool = False) -> lambda_.Code:
             # Never pulled: the local bundling always succeeds.
             image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.13"),
             local=_HookModules("python" if layer else ""),
+            # Part of CDK's asset cache key: the layer, the function and the Config rule's
+            # code share a source directory, not an output.
+            environment={"SAFE_QUEUE_BUNDLE": "hook-layer" if layer else "hook-function"},
         ),
     )
 
@@ -241,12 +253,9 @@ def _check_stack_filters(stack_filters: Mapping[str, Any] | None) -> dict[str, A
     return filters
 
 
-def _alias(scope: Construct, alias: str | None) -> str:
-    if alias is None:
-        unique = re.sub(r"[^A-Za-z0-9]", "", cdk.Names.unique_id(scope))[-64:]
-        return f"{ALIAS_PREFIX}::SafeQueue::{unique.rjust(2, '0')}"
-    if cdk.Token.is_unresolved(alias):
-        return alias
+def _check_alias(alias: str | None) -> None:
+    if alias is None or cdk.Token.is_unresolved(alias):
+        return
     if not ALIAS_PATTERN.match(alias) or alias.split("::")[0] != ALIAS_PREFIX:
         raise _refuse(
             "alias",
@@ -255,7 +264,13 @@ def _alias(scope: Construct, alias: str | None) -> str:
             " digits (the LambdaHook resource's pattern; not starting with AWS)",
             "pass an alias such as 'Private::SafeQueue::Orders', or leave it out to derive one",
         )
-    return alias
+
+
+def _alias(scope: Construct, alias: str | None) -> str:
+    if alias is not None:
+        return alias
+    unique = re.sub(r"[^A-Za-z0-9]", "", cdk.Names.unique_id(scope))[-64:]
+    return f"{ALIAS_PREFIX}::SafeQueue::{unique.rjust(2, '0')}"
 
 
 def _target_filters() -> cdk.CfnLambdaHook.TargetFiltersProperty:
@@ -371,6 +386,7 @@ default, AWS's advice to start with) or 'FAIL'.
         mode = _check_failure_mode(failure_mode)
         operations = _check_operations(target_operations)
         filters = _check_stack_filters(stack_filters)
+        _check_alias(alias)
         if not isinstance(memory_size, int) or not 128 <= memory_size <= 10240:
             raise _refuse(
                 "memory_size",
@@ -404,7 +420,7 @@ default, AWS's advice to start with) or 'FAIL'.
         self.function = lambda_.Function(
             self,
             "Function",
-            runtime=lambda_.Runtime.PYTHON_3_13,
+            runtime=latest_python_runtime(),
             architecture=lambda_.Architecture.ARM_64,
             handler=HANDLER,
             code=code or hook_code(),
@@ -415,6 +431,27 @@ default, AWS's advice to start with) or 'FAIL'.
             role=self.role.without_policy_updates(),
             log_group=self.log_group,
             description="safe-queue: CloudFormation hook for SQS -> Lambda mappings",
+        )
+        acknowledge(
+            self.role,
+            (
+                "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+                "Read-only actions on the queues and functions that mappings name, in any"
+                " account; ListEventSourceMappings and ListExports take no resource.",
+            ),
+            (
+                "Serverless::Serverless-LambdaStarPermissions",
+                "Read-only actions only (HOOK_IAM_ACTIONS); see AwsSolutions-IAM5.",
+            ),
+        )
+        acknowledge(
+            self.function,
+            (
+                NO_DEAD_LETTER_QUEUE[0],
+                "CloudFormation invokes the hook synchronously: a dead-letter queue (for"
+                " asynchronous invocations) would never receive anything.",
+            ),
+            NO_TRACING,
         )
         self.execution_role = iam.Role(
             self,
@@ -515,6 +552,9 @@ class SafeQueueHookStackSet(Construct):
         _check_failure_mode(failure_mode)
         _check_operations(target_operations)
         _check_stack_filters(stack_filters)
+        _check_alias(alias)
+        check_call_as(call_as)
+        check_stack_set_name(stack_set_name)
         super().__init__(scope, id)
         name = stack_set_name_(self, stack_set_name, "SafeQueueHook")
         hook_alias = alias or f"{ALIAS_PREFIX}::SafeQueue::Hook"
@@ -547,7 +587,7 @@ class SafeQueueHookStackSet(Construct):
             self,
             "Layer",
             code=hook_code(layer=True),
-            compatible_runtimes=[lambda_.Runtime.PYTHON_3_13],
+            compatible_runtimes=[latest_python_runtime()],
             compatible_architectures=[lambda_.Architecture.ARM_64],
             description="safe-queue: the CloudFormation hook's handler (safe_queue.hook)",
             removal_policy=cdk.RemovalPolicy.RETAIN,

@@ -23,8 +23,10 @@ from safe_queue.errors import SafeQueueConfigError
 
 __all__ = [
     "TEMPLATE_BODY_MAX",
+    "check_call_as",
     "check_organization_id",
     "check_organizational_units",
+    "check_stack_set_name",
     "member_template",
     "refuse",
     "stack_set",
@@ -120,14 +122,7 @@ def stack_set(
             f" TemplateBody holds at most {TEMPLATE_BODY_MAX}. Fix: report it (the template"
             " is safe-queue's own)."
         )
-    if call_as not in ("SELF", "DELEGATED_ADMIN"):
-        raise refuse(
-            "call_as",
-            call_as,
-            "a StackSet is created from the management account (SELF) or a delegated"
-            " administrator (DELEGATED_ADMIN)",
-            "pass call_as='SELF' (the default) or 'DELEGATED_ADMIN'",
-        )
+    check_call_as(call_as)
     return cdk.CfnStackSet(
         scope,
         id,
@@ -161,17 +156,38 @@ def stack_set(
     )
 
 
+def check_call_as(call_as: str) -> str:
+    """Validate ``CallAs``: ``SELF`` or ``DELEGATED_ADMIN``."""
+    if call_as not in ("SELF", "DELEGATED_ADMIN"):
+        raise refuse(
+            "call_as",
+            call_as,
+            "a StackSet is created from the management account (SELF) or a delegated"
+            " administrator (DELEGATED_ADMIN)",
+            "pass call_as='SELF' (the default) or 'DELEGATED_ADMIN'",
+        )
+    return call_as
+
+
+def check_stack_set_name(given: str | None) -> str | None:
+    """Validate a StackSet's name (a letter, then up to 127 letters, digits or hyphens)."""
+    pattern = r"^[a-zA-Z][a-zA-Z0-9-]{0,127}$"
+    if (
+        given is not None
+        and not cdk.Token.is_unresolved(given)
+        and (not isinstance(given, str) or not re.match(pattern, given))
+    ):
+        raise refuse(
+            "stack_set_name",
+            given,
+            "a StackSet's name starts with a letter, then up to 127 letters, digits or hyphens",
+            "pass a name such as 'safe-queue-hook'",
+        )
+    return given
+
+
 def stack_set_name(scope: Construct, given: str | None, prefix: str) -> str:
     """Return ``given`` (checked against a StackSet name's pattern), else one derived."""
-    if given is not None:
-        if not cdk.Token.is_unresolved(given) and not re.match(
-            r"^[a-zA-Z][a-zA-Z0-9-]{0,127}$", given
-        ):
-            raise refuse(
-                "stack_set_name",
-                given,
-                "a StackSet's name starts with a letter, then up to 127 letters, digits or hyphens",
-                "pass a name such as 'safe-queue-hook'",
-            )
-        return given
+    if check_stack_set_name(given) is not None:
+        return str(given)
     return f"{prefix}{re.sub(r'[^A-Za-z0-9]', '', cdk.Names.unique_id(scope))}"[:128]
