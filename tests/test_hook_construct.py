@@ -7,6 +7,7 @@ One app is synthesized for the module (with cdk-nag's AwsSolutions and Serverles
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -571,3 +572,9 @@ def test_cdk_nag_finds_nothing_and_each_acknowledgement_has_a_reason(
         "Serverless-LambdaTracing",
         "Serverless-LambdaStarPermissions",
     }
+
+
+def test_the_docs_list_every_action_the_handler_may_call() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "hook.md").read_text()
+    listed = set(re.findall(r"^\| `([a-z]+:[A-Za-z]+)` \|", text, re.M))
+    assert listed == set(HOOK_IAM_ACTIONS)
