@@ -365,7 +365,7 @@ class SafeQueueHook(Construct):
     >>> SafeQueueHook(stack, "Other", failure_mode="BLOCK")
     Traceback (most recent call last):
     ...
-    safe_queue.errors.SafeQueueConfigError: failure_mode is 'BLOCK'; a hook's FailureMode is \
+    safe_queue.SafeQueueConfigError: failure_mode is 'BLOCK'; a hook's FailureMode is \
 WARN (the operation goes on, with a warning) or FAIL. Fix: pass failure_mode='WARN' (the \
 default, AWS's advice to start with) or 'FAIL'.
     """
