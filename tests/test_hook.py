@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from safe_queue.engine import RULES, rule
-from safe_queue.hook import handler
+from safe_queue.engine import RULES, Finding, Level, rule
+from safe_queue.hook import Outcome, handler, respond
 from safe_queue.hook import stack as stack_module
 from safe_queue.hook.response import MESSAGE_MAX
+from safe_queue.report import ReportedFinding
 from safe_queue.template import check_paths
 from tests import hook_events
 from tests.hook_events import Context, PayloadServer, change_set_event, stack_event
@@ -410,3 +411,27 @@ def test_pseudo_parameters_and_imports_are_filled_in_as_cloudformation_does() ->
         "F": {"Fn::ImportValue": "not-exported"},
     }
     assert calls  # the exports were listed because the template imports
+
+
+def test_a_resource_type_it_does_not_judge_passes_without_a_call() -> None:
+    event = hook_events.resource_event("AWS::S3::Bucket", "Bucket", {"BucketName": "b"})
+    response = handler(event, Context())
+    assert response["hookStatus"] == "SUCCESS"
+    assert response["message"].endswith("safe-queue does not check AWS::S3::Bucket.")
+
+
+def test_a_cloud_control_message_stays_within_1024_characters(payloads: PayloadServer) -> None:
+    # GIVEN the findings of 150 broken mappings, answered to Cloud Control API (1,024)
+    _, many = run_stack(payloads, broken_mappings(150))
+    findings = len(many["annotations"])
+    outcome = Outcome(
+        "the create of AWS::SQS::Queue Q",
+        checked=150,
+        findings=[
+            ReportedFinding(Finding(VISIBILITY, Level.ERROR, "x" * 700), f"Mapping{i}")
+            for i in range(findings)
+        ],
+    )
+    message = respond("t", outcome, limit=1024)["message"]
+    assert len(message) <= 1024
+    assert message.endswith("or run safe-queue check.")
