@@ -1,13 +1,15 @@
-"""Measure ``safe-queue check`` on a 500-resource template. Run by hand; record in README.md.
+"""Measure ``safe-queue check`` beside cfn-lint on a 480-resource template. Run by hand.
 
     .venv/bin/python -m benchmarks.bench_check              # JSON and YAML, 7 runs each
-    .venv/bin/python -m benchmarks.bench_check --repeat 15
+    .venv/bin/python -m benchmarks.bench_check --repeat 15 --consumers 100
 
-The template has 100 consumers of 5 resources each (queue, dead-letter queue, role,
-function, event source mapping), the stack maximum of 500; every mapping gets findings.
-"In one process" times ``check_paths`` + ``render(..., "sarif")`` after a warm-up run;
-"whole process" times ``python -m safe_queue.cli check``, i.e. interpreter start and
-imports included, as CI runs it. Medians; no CDK is imported.
+The template has 96 consumers of 5 resources each (queue, dead-letter queue, role,
+function, event source mapping): 480 resources, under the stack maximum of 500; every
+mapping gets findings. "In one process" times ``check_paths`` + ``render(..., "sarif")``
+after a warm-up run; "whole process" times ``python -m safe_queue.cli check``, i.e.
+interpreter start and imports included, as CI runs it; "cfn-lint" times the ``cfn-lint``
+command on the same file, the same way (``--cfn-lint-repeat`` runs, interleaved with
+ours). Medians; no CDK is imported. Record the results in ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-CONSUMERS = 100
+CONSUMERS = 96
 
 
 def template(consumers: int = CONSUMERS) -> dict[str, Any]:
@@ -123,6 +125,20 @@ def whole_process(path: Path, repeat: int) -> float:
     return statistics.median(times)
 
 
+def cfn_lint_seconds(path: Path, repeat: int) -> float:
+    """Median wall time of the ``cfn-lint`` command beside this interpreter, on ``path``."""
+    command = [str(Path(sys.executable).with_name("cfn-lint")), "--", str(path)]
+    subprocess.run(command, capture_output=True, check=False)  # warm the file cache
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        completed = subprocess.run(command, capture_output=True, check=False)
+        times.append(time.perf_counter() - started)
+        # cfn-lint's exit code is a bitmask: 2 errors, 4 warnings (E3505, W3005...)
+        assert completed.returncode & 2, completed.stdout[-500:]
+    return statistics.median(times)
+
+
 def import_seconds(module: str, repeat: int) -> float:
     command = [sys.executable, "-c", f"import {module}"]
     times = []
@@ -136,24 +152,30 @@ def import_seconds(module: str, repeat: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--consumers", type=int, default=CONSUMERS)
+    parser.add_argument("--cfn-lint-repeat", type=int, default=3)
     args = parser.parse_args()
     print(f"Python {platform.python_version()}, {platform.machine()}, repeat {args.repeat}")
-    body = template()
-    print(f"template: {len(body['Resources'])} resources, {CONSUMERS} SQS mappings")
+    body = template(args.consumers)
+    print(f"template: {len(body['Resources'])} resources, {args.consumers} SQS mappings")
     with tempfile.TemporaryDirectory() as directory:
         json_path = Path(directory, "template.json")
         json_path.write_text(json.dumps(body, indent=1))
         yaml_path = Path(directory, "template.yaml")
         yaml_path.write_text(to_yaml(body))
-        print("| input | size | in one process | whole process | mappings | findings |")
-        print("|---|---|---|---|---|---|")
+        print(
+            "| input | size | in one process | whole process | cfn-lint (whole process) |"
+            " ratio | mappings | findings |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
         for label, path in (("JSON", json_path), ("YAML (short-form tags)", yaml_path)):
             seconds, mappings, findings = in_process(path, args.repeat)
             process = whole_process(path, args.repeat)
+            lint = cfn_lint_seconds(path, args.cfn_lint_repeat)
             size = path.stat().st_size // 1024
             print(
-                f"| {label} | {size} KiB | {seconds:.3f} s | {process:.3f} s | {mappings} |"
-                f" {findings} |"
+                f"| {label} | {size} KiB | {seconds:.3f} s | {process:.3f} s | {lint:.2f} s |"
+                f" {lint / process:.0f}x | {mappings} | {findings} |"
             )
     print()
     print("| `python -c 'import ...'` | median |")

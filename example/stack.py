@@ -17,6 +17,8 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from safe_queue import SafeQueueConsumer
+from safe_queue.cdk.bundling import RUNTIME_MODULES, package_code
+from safe_queue.runtime import FailureBackoff
 
 HANDLER_DIR = Path(__file__).parent / "handler"
 
@@ -36,14 +38,15 @@ class InvoiceRenderingStack(Stack):
             f"arn:{Aws.PARTITION}:lambda:{Aws.REGION}:017000801446:layer:"
             f"AWSLambdaPowertoolsPythonV3-python313-x86_64:{POWERTOOLS_LAYER_VERSION}",
         )
+        # The handlers and the CDK-free part of safe_queue they import (safe_queue.runtime),
+        # bundled locally at synth: no Docker, no aws-cdk-lib in the functions.
+        handler_code = package_code(RUNTIME_MODULES, HANDLER_DIR)
         self.render_function = lambda_.Function(
             self,
             "RenderInvoice",
             runtime=lambda_.Runtime.PYTHON_3_13,
             handler="render_invoices.handler",
-            code=lambda_.Code.from_asset(
-                str(HANDLER_DIR), exclude=["__pycache__", "*.pyc", "__init__.py"]
-            ),
+            code=handler_code,
             layers=[powertools],
             timeout=Duration.seconds(180),
             memory_size=1024,
@@ -58,6 +61,10 @@ class InvoiceRenderingStack(Stack):
             max_batching_window=Duration.seconds(2),
             alarm_topic=self.alarm_topic,
             idempotency=True,
+            # The handler backs off failed invoices (FailureBackoff.from_env() reads these
+            # settings); 7 receives ride out an outage of about 15 minutes with it.
+            failure_backoff=FailureBackoff(base=30, cap=900),
+            max_receive_count=7,
         )
         # FIFO: no batching window (AWS refuses one on FIFO queues), batches of at most 10.
         self.ledger_function = lambda_.Function(
@@ -65,9 +72,7 @@ class InvoiceRenderingStack(Stack):
             "PostLedgerEntry",
             runtime=lambda_.Runtime.PYTHON_3_13,
             handler="ledger_fifo.handler",
-            code=lambda_.Code.from_asset(
-                str(HANDLER_DIR), exclude=["__pycache__", "*.pyc", "__init__.py"]
-            ),
+            code=handler_code,
             layers=[powertools],
             timeout=Duration.seconds(30),
             memory_size=256,

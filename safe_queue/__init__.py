@@ -18,10 +18,12 @@ from safe_queue._version import __version__ as __version__
 from safe_queue.errors import SafeQueueConfigError
 
 if TYPE_CHECKING:
-    from safe_queue.cdk.config_rule import SafeQueueConfigRule, SafeQueueOrganizationConfigRule
+    from safe_queue.cdk.config_rule import SafeQueueConfigRule
     from safe_queue.cdk.consumer import SafeQueueConsumer, derive_visibility_timeout
     from safe_queue.cdk.dashboard import SafeQueueDashboard
-    from safe_queue.cdk.hook import SafeQueueHook, SafeQueueHookStackSet
+    from safe_queue.cdk.hook import SafeQueueHook
+    from safe_queue.cdk.hook_stack_set import SafeQueueHookStackSet
+    from safe_queue.cdk.organization_rule import SafeQueueOrganizationConfigRule
     from safe_queue.plugin import SafeQueueChecks
 
 __all__ = [
@@ -44,17 +46,29 @@ _LAZY = {
     "SafeQueueConsumer": "safe_queue.cdk.consumer",
     "SafeQueueDashboard": "safe_queue.cdk.dashboard",
     "SafeQueueHook": "safe_queue.cdk.hook",
-    "SafeQueueHookStackSet": "safe_queue.cdk.hook",
-    "SafeQueueOrganizationConfigRule": "safe_queue.cdk.config_rule",
+    "SafeQueueHookStackSet": "safe_queue.cdk.hook_stack_set",
+    "SafeQueueOrganizationConfigRule": "safe_queue.cdk.organization_rule",
     "derive_visibility_timeout": "safe_queue.cdk.consumer",
 }
+
+
+_CDK_MODULES = frozenset({"aws_cdk", "constructs", "jsii"})
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'safe_queue' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as missing:
+        if missing.name is None or missing.name.split(".")[0] not in _CDK_MODULES:
+            raise
+        raise ModuleNotFoundError(
+            f"safe_queue.{name} needs aws-cdk-lib and constructs, which are not installed"
+            f" ({missing.name!r} is missing). Fix: pip install 'safe-queue[cdk]'.",
+            name=missing.name,
+        ) from None
     globals()[name] = value
     return value
 

@@ -57,6 +57,9 @@ FAIL_ON: tuple[FailOn, ...] = ("error", "warning", "info", "never")
 
 _SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _SARIF_LEVEL = {Level.ERROR: "error", Level.WARNING: "warning", Level.INFO: "note"}
+# GitHub code scanning rejects a run with more results ("SARIF support for code scanning",
+# its limits table) and shows only the 5,000 most severe; the most severe are kept.
+_SARIF_MAX_RESULTS = 25_000
 
 
 def exit_code(report: Report, fail_on: FailOn) -> int:
@@ -219,6 +222,11 @@ def _uri(template: str) -> str:
         return Path(template).resolve().as_uri()
 
 
+def _severity(finding: ReportedFinding) -> tuple[int, bool]:
+    """Sort key: the most severe first, acknowledged ones after the others of their level."""
+    return -finding.level.rank, finding.finding.acknowledged is not None
+
+
 def _sarif(report: Report) -> dict[str, Any]:
     from safe_queue._version import __version__
 
@@ -240,7 +248,10 @@ def _sarif(report: Report) -> dict[str, Any]:
         for entry in RULES
     ]
     results = []
-    for finding in report.findings:
+    kept = report.findings
+    if len(kept) > _SARIF_MAX_RESULTS:
+        kept = sorted(kept, key=_severity)[:_SARIF_MAX_RESULTS]
+    for finding in kept:
         result: dict[str, Any] = {
             "ruleId": finding.rule_id,
             "level": _SARIF_LEVEL[finding.level],
@@ -258,7 +269,10 @@ def _sarif(report: Report) -> dict[str, Any]:
             result["locations"] = [{"physicalLocation": physical, "logicalLocations": logical}]
         else:
             result["locations"] = [{"logicalLocations": logical}]
-        key = f"{finding.rule_id}|{finding.template}|{finding.resource}"
+        # the template as the location names it: the same wherever the repository is checked
+        # out, and whether the path was given relative or absolute
+        where = None if finding.template is None else _uri(finding.template)
+        key = f"{finding.rule_id}|{where}|{finding.resource}"
         result["partialFingerprints"] = {
             "safeQueueFinding/v1": hashlib.sha256(key.encode()).hexdigest()[:32]
         }
@@ -297,4 +311,16 @@ def _sarif(report: Report) -> dict[str, Any]:
                 ],
             }
         ]
+    if len(kept) < len(report.findings):
+        left_out = len(report.findings) - len(kept)
+        text = (
+            f"{left_out} of {len(report.findings)} findings are not in this file: code scanning"
+            f" takes at most {_SARIF_MAX_RESULTS} results per run (the most severe are here)."
+            " Fix: check fewer templates per run, or see all with --format text or json."
+        )
+        notification = {"level": "warning", "message": {"text": text}}
+        invocations = log["runs"][0].setdefault(
+            "invocations", [{"executionSuccessful": True, "toolExecutionNotifications": []}]
+        )
+        invocations[0]["toolExecutionNotifications"].append(notification)
     return log

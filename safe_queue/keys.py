@@ -10,6 +10,7 @@ __all__ = [
     "ACKNOWLEDGE",
     "BACKOFF_BASE_ENV",
     "BACKOFF_CAP_ENV",
+    "BACKOFF_JITTER_ENV",
     "CDK_ACKNOWLEDGED_RULES",
     "CDK_LOGICAL_ID",
     "DERIVED_FUNCTION_TIMEOUT",
@@ -43,3 +44,5 @@ BACKOFF_BASE_ENV: Final = "SAFE_QUEUE_BACKOFF_BASE"
 """``FailureBackoff``'s base, seconds."""
 BACKOFF_CAP_ENV: Final = "SAFE_QUEUE_BACKOFF_CAP"
 """``FailureBackoff``'s cap, seconds."""
+BACKOFF_JITTER_ENV: Final = "SAFE_QUEUE_BACKOFF_JITTER"
+"""``FailureBackoff``'s jitter: ``true`` (also when unset) or ``false``."""

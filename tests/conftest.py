@@ -15,6 +15,17 @@ _NODE_BIN = ROOT / "node_modules" / ".bin"
 if (_NODE_BIN / "node").exists():
     os.environ["PATH"] = f"{_NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 
+# The example's invoice handler reads its failure backoff from the function's environment
+# when imported (FailureBackoff.from_env()). These are the values SafeQueueConsumer sets on
+# that function; test_example_app checks the synthesized template has exactly these.
+EXAMPLE_BACKOFF_ENV: dict[str, str] = {
+    "SAFE_QUEUE_BACKOFF_BASE": "30",
+    "SAFE_QUEUE_BACKOFF_CAP": "900",
+    "SAFE_QUEUE_BACKOFF_JITTER": "true",
+}
+for _name, _value in EXAMPLE_BACKOFF_ENV.items():
+    os.environ.setdefault(_name, _value)
+
 import aws_cdk as cdk  # noqa: E402
 from aws_cdk import aws_lambda as lambda_  # noqa: E402
 

@@ -172,6 +172,39 @@ class FakeLambdaContext:
         return self.remaining_millis
 
 
+class FunctionTimedOut(BaseException):
+    """Lambda killing the invocation at its timeout (a BaseException: no handler catches it)."""
+
+
+@dataclass
+class VirtualLambdaContext:
+    """A Lambda context whose remaining time runs down as the handler's work runs.
+
+    The handler's work calls `spend(seconds)`: the invocation's elapsed time and the
+    virtual clock move on by that much, so SQS calls the handler makes afterwards happen
+    at the right virtual time. Work that would end past `function_timeout` is cut off
+    there with `FunctionTimedOut`, as Lambda kills the invocation.
+    """
+
+    clock: VirtualClock
+    function_timeout: float
+    elapsed: float = 0.0
+    function_name: str = "consumer"
+    aws_request_id: str = "request"
+    memory_limit_in_mb: int = 128
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int(max(0.0, self.function_timeout - self.elapsed) * 1000)
+
+    def spend(self, seconds: float) -> None:
+        """Do `seconds` of work; raise FunctionTimedOut when the timeout comes first."""
+        step = min(seconds, self.function_timeout - self.elapsed)
+        self.elapsed += step
+        self.clock.now += step
+        if step < seconds:
+            raise FunctionTimedOut(f"timed out after {self.function_timeout:g} s")
+
+
 Handler = Callable[[dict[str, Any], Any], Any]
 
 
@@ -207,6 +240,8 @@ class _Batch:
     records: list[dict[str, Any]]
     received_at: float
     throttled: int = 0
+    to_delete: list[dict[str, Any]] | None = None
+    """With `timed_handler`: what the invocation deletes when it ends (decided as it ran)."""
 
 
 @dataclass
@@ -268,6 +303,16 @@ class SimulatedSqsPoller:
     """(time, message ids) for each throttled invoke."""
     dropped: list[list[str]] = field(default_factory=list)
     """The message ids of each batch dropped because its lease ran out while throttled."""
+    timed_handler: bool = False
+    """Run the handler as the invocation starts, with a `VirtualLambdaContext`.
+
+    The handler's work takes the time it `spend`s (`record_seconds` is not used), so the
+    handler can watch its remaining time; the invocation lasts that long, and is cut off
+    at `function_timeout` (nothing deleted). Otherwise the handler runs in no time when
+    the invocation ends, and the invocation lasts the sum of `record_seconds`.
+    """
+    timed_out: list[list[str]] = field(default_factory=list)
+    """With `timed_handler`: the message ids of each invocation cut off at its timeout."""
 
     def run(self, seconds: float) -> None:
         """Simulate `seconds` of queue time, then stop (in-flight invocations are dropped)."""
@@ -321,7 +366,10 @@ class SimulatedSqsPoller:
                     schedule(at + self.throttle_backoff(batch.throttled), poller, "invoke", batch)
                 else:
                     running += 1
-                    busy = sum(self.record_seconds(r) for r in batch.records)
+                    if self.timed_handler:
+                        busy = self._run_timed(batch)
+                    else:
+                        busy = sum(self.record_seconds(r) for r in batch.records)
                     finish = at + min(busy, self.function_timeout)
                     self.invocations.append(message_ids)
                     self.timeline.append(
@@ -332,25 +380,51 @@ class SimulatedSqsPoller:
                     schedule(finish, poller, "end", batch)
             else:  # the invocation ends
                 running -= 1
-                timed_out = sum(self.record_seconds(r) for r in batch.records) > (
-                    self.function_timeout
-                )
-                delete = [] if timed_out else self._succeeded(batch.records)
+                if batch.to_delete is not None:  # timed_handler: decided when it ran
+                    delete = batch.to_delete
+                else:
+                    timed_out = sum(self.record_seconds(r) for r in batch.records) > (
+                        self.function_timeout
+                    )
+                    delete = [] if timed_out else self._succeeded(batch.records)
                 for record in delete:
                     sqs.delete_message(
                         QueueUrl=self.queue_url, ReceiptHandle=record["receiptHandle"]
                     )
                 schedule(at, poller, "poll")
 
-    def _succeeded(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _run_timed(self, batch: _Batch) -> float:
+        """Run the handler now in virtual time; return how long the invocation lasted."""
+        started = self.clock.now
+        context = VirtualLambdaContext(self.clock, self.function_timeout)
         try:
-            response = self.handler({"Records": records}, FakeLambdaContext())
+            response = self.handler({"Records": batch.records}, context)
+        except FunctionTimedOut:
+            self.timed_out.append([r["messageId"] for r in batch.records])
+            batch.to_delete = []
         except Exception:
-            return []
+            batch.to_delete = []
+        else:
+            batch.to_delete = self._kept(batch.records, response)
+        finally:
+            self.clock.now = started  # the event loop goes on from the start
+        return context.elapsed
+
+    def _kept(self, records: list[dict[str, Any]], response: Any) -> list[dict[str, Any]]:
+        """The records a returned invocation deletes (all, or all but the reported ones)."""
         if not self.report_batch_item_failures:
             return records
         failed = {f["itemIdentifier"] for f in (response or {}).get("batchItemFailures", [])}
         return [r for r in records if r["messageId"] not in failed]
+
+    def _succeeded(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # The handler sees the invocation's full time left, as its first record does.
+        context = FakeLambdaContext(remaining_millis=int(self.function_timeout * 1000))
+        try:
+            response = self.handler({"Records": records}, context)
+        except Exception:
+            return []
+        return self._kept(records, response)
 
     def deliveries(self) -> dict[str, int]:
         """How many invocations each message id was given to."""

@@ -15,6 +15,7 @@ import pytest
 
 from safe_queue.cli import main
 from safe_queue.engine import RULES
+from tests.test_template_hostile import hostile_files
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "templates"
@@ -32,6 +33,11 @@ RUNS: list[list[str]] = [
     [str(FIXTURES / "parameters.yaml")],
     [str(FIXTURES / "cloud-assembly")],
     [str(FIXTURES / "nested-assembly")],
+    [str(FIXTURES / "conditional_stream_property.yaml")],
+    [str(FIXTURES / "rules_section.yaml")],
+    [str(FIXTURES / "foreach_tenants.yaml")],
+    [str(FIXTURES / "foreach_unknown_collection.yaml")],
+    [str(FIXTURES / "sam_sns_details.yaml")],
 ]
 
 
@@ -279,7 +285,8 @@ def test_check_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str])
     assert main(["check", "--help"]) == 0
     out = capsys.readouterr().out
     assert "--fail-on {error,warning,info,never}" in out
-    assert "2  usage error, or a file that is missing, unreadable or unparseable" in out
+    assert "2  usage error, or a file that is missing, unreadable, unparseable, not a" in out
+    assert "a stack over 500 resources is only a warning" in out
 
 
 def test_no_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -306,7 +313,7 @@ def test_sarif_location_without_a_known_line_points_at_the_file() -> None:
     ("content", "words"),
     [
         (b"", "t.yaml: is not a CloudFormation template"),
-        (b"\x98\x00\xff binary", "t.yaml: could not read: 'utf-8' codec can't decode"),
+        (b"\x98\x00\xff binary", "t.yaml:1: is not UTF-8 text (byte 0x98 at offset 0)"),
         (
             b"Resources:\n  X: !Foo bar\n",
             "t.yaml:2: could not parse YAML: could not determine a constructor for the tag '!Foo'",
@@ -323,8 +330,10 @@ def test_empty_binary_and_unknown_tag_exit_2(
     assert words in err
 
 
-def test_without_the_cli_extra_the_command_says_what_to_install():
+def test_without_pyyaml_json_is_checked_and_yaml_says_what_to_install(tmp_path: Path):
     # GIVEN an interpreter where PyYAML (part of the `cli` extra) cannot be imported
+    (tmp_path / "t.json").write_text(json.dumps({"Resources": {}}))
+    (tmp_path / "t.yaml").write_text("Resources: {}\n")
     program = (
         "import sys\n"
         "class Block:\n"
@@ -333,14 +342,96 @@ def test_without_the_cli_extra_the_command_says_what_to_install():
         "            raise ModuleNotFoundError('No module named ' + repr(name), name=name)\n"
         "sys.meta_path.insert(0, Block())\n"
         "from safe_queue.cli import main\n"
-        "sys.exit(main(['check', 'template.yaml']))\n"
+        "sys.exit(main(['check', *sys.argv[1:]]))\n"
     )
-    # WHEN safe-queue runs  THEN exit 2 with one line naming the extra, no traceback
-    result = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, check=False
-    )
+
+    def check(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", program, str(tmp_path / name)],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=ROOT,
+        )
+
+    # WHEN a JSON template is checked  THEN it needs no PyYAML
+    assert check("t.json").returncode == 0
+    # WHEN a YAML template is checked  THEN exit 2 with one line naming the file and the extra
+    result = check("t.yaml")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "safe-queue: yaml is not installed; the command needs the `cli` extra:"
-        " pip install 'safe-queue[cli]'"
+        f"safe-queue check: error: {tmp_path / 't.yaml'}: is YAML, and reading YAML needs"
+        " yaml, which is not installed. Fix: pip install 'safe-queue[cli]' (JSON templates"
+        " and cdk.out need nothing more)."
     ]
+
+
+def test_hostile_input_exits_2_with_one_line_naming_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # GIVEN each hostile input of issue 21 (alias bomb, deep nesting, over 1 MB, not UTF-8,
+    # a duplicated logical id, a symbolic-link loop...)
+    for path, words in hostile_files(tmp_path).values():
+        # WHEN it is checked THEN exit 2, one line naming the file, never "internal error"
+        code, out, err = run(capsys, str(path))
+        assert (code, out) == (2, ""), err
+        assert err.count("\n") == 1
+        assert err.startswith(f"safe-queue check: error: {path}")
+        assert words in err
+        assert "internal error" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (
+            ["--parameter", "RenderTimeout=abc", str(FIXTURES / "seed000_fixed.yaml")],
+            "--parameter RenderTimeout=abc: ",
+        ),
+        (
+            ["--parameter", "RenderTimeout=", str(FIXTURES / "seed000_fixed.yaml")],
+            "declares RenderTimeout with Type Number, and '' is not a number",
+        ),
+    ],
+)
+def test_a_non_number_for_a_number_parameter_exits_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], words: str
+) -> None:
+    code, out, err = run(capsys, *args)
+    assert (code, out) == (2, "")
+    assert words in err
+    assert "Fix: give a number, e.g. --parameter RenderTimeout=60." in err
+
+
+def test_a_non_number_default_exits_2_naming_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text("Parameters: {Vis: {Type: Number, Default: abc}}\nResources: {}\n")
+    code, _, err = run(capsys, str(path))
+    assert code == 2
+    assert err.startswith(f"safe-queue check: error: {path}: parameter Vis has Type Number")
+
+
+def test_a_stack_over_500_resources_warns_on_stderr_and_is_checked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    resources: dict[str, Any] = {f"Q{index}": {"Type": "AWS::SQS::Queue"} for index in range(500)}
+    resources["Fn"] = {"Type": "AWS::Lambda::Function", "Properties": {"Timeout": 60}}
+    resources["M"] = {
+        "Type": "AWS::Lambda::EventSourceMapping",
+        "Properties": {
+            "EventSourceArn": {"Fn::GetAtt": ["Q0", "Arn"]},
+            "FunctionName": {"Ref": "Fn"},
+        },
+    }
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"Resources": resources}))
+    code, out, err = run(capsys, str(path))
+    assert code == 1  # the mapping's visibility error, found all the same
+    assert "safe-queue:visibility-below-function-timeout" in out
+    assert err == (
+        f"safe-queue check: warning: {path}: 502 resources, more than CloudFormation's 500 for"
+        " each stack: CloudFormation would refuse to create it (checked anyway). Fix: split"
+        " the stack (nested stacks).\n"
+    )

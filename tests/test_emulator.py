@@ -210,7 +210,7 @@ def test_example_stack_deploys_with_the_derived_attributes(
     assert int(dead_letter["MessageRetentionPeriod"]) == 14 * 86_400
     assert json.loads(queue["RedrivePolicy"]) == {
         "deadLetterTargetArn": dead_letter["QueueArn"],
-        "maxReceiveCount": 5,
+        "maxReceiveCount": 7,  # the example's, with its failure backoff
     }
     assert "FifoQueue" not in queue
     # AND the mapping, as created, has the batch settings and partial batch failures

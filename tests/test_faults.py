@@ -336,10 +336,11 @@ def record_clients(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 def test_redrive_and_the_heartbeat_clients_retry_as_their_callers() -> None:
     from safe_queue.redrive import _make_client
-    from safe_queue.runtime.heartbeat import _default_client
+    from safe_queue.runtime._sqs import sqs_client
 
     assert retry_config(_make_client(REGION)) == expected("redrive")
-    assert retry_config(_default_client(REGION)) == expected("heartbeat")
+    assert retry_config(sqs_client(REGION, "heartbeat")) == expected("heartbeat")
+    assert retry_config(sqs_client(REGION, "backoff")) == expected("backoff")
 
 
 def test_the_hook_caller_fits_in_a_hook_invocation() -> None:

@@ -28,7 +28,7 @@ from safe_queue import (
     SafeQueueHookStackSet,
     SafeQueueOrganizationConfigRule,
 )
-from safe_queue.cdk.hook import ALIAS_PATTERN, TARGETS
+from safe_queue.cdk.hook_props import ALIAS_PATTERN, TARGETS
 from safe_queue.live.actions import HOOK_IAM_ACTIONS, IAM_ACTIONS
 from tests import hook_events
 from tests.conftest import CDK_CONTEXT, make_app

@@ -15,7 +15,7 @@ import pytest
 from moto import mock_aws
 
 from safe_queue.runtime import HEARTBEAT_THREAD_NAME, VisibilityHeartbeat
-from safe_queue.runtime import heartbeat as heartbeat_module
+from safe_queue.runtime import _sqs as sqs_module
 
 from .emulator import FakeLambdaContext
 from .sqs_events import QUEUE_ARN, sqs_record
@@ -59,7 +59,7 @@ def sqs(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         monkeypatch.setenv(name, value)
     with mock_aws():
         yield boto3.client("sqs", region_name=REGION)
-    heartbeat_module._clients.clear()  # a default client made inside the mock stays there
+    sqs_module._clients.clear()  # a default client made inside the mock stays there
 
 
 def receive_as_lambda(sqs: Any, url: str, count: int = 1) -> list[dict[str, Any]]:

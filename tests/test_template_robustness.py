@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from safe_queue.engine import evaluate
+from safe_queue.template._deployment import Deployment
 from safe_queue.template._facts import build_mapping, find_mappings
 from safe_queue.template._load import TemplateFile
-from safe_queue.template._resolve import Deployment
 
 NAMES = st.sampled_from(
     [

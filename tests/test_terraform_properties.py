@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from safe_queue.engine import evaluate, evaluate_all
+from safe_queue.template._deployment import Deployment
 from safe_queue.template._facts import build_mapping, find_mappings
 from safe_queue.template._load import TemplateFile
-from safe_queue.template._resolve import Deployment
 from safe_queue.terraform._facts import build_mappings
 from safe_queue.terraform._load import TerraformError, parse
 

@@ -6,6 +6,17 @@ Each record's body is ``{"invoiceId": "..."}``. A record that raises is reported
 invoice id: a redelivered or redriven message for an invoice already rendered returns the
 stored result instead of rendering and e-mailing again. The records live in the DynamoDB
 table named by ``IDEMPOTENCY_TABLE_NAME`` (``SafeQueueConsumer(..., idempotency=True)``).
+
+Two helpers of ``safe_queue.runtime`` (boto3 only; the example bundles the CDK-free part
+of ``safe_queue`` into the function's code):
+
+- ``stop_before_deadline``: no invoice starts with less than ``DEADLINE_MARGIN`` seconds
+  left (the slowest invoice renders in about 90 s), so a slow batch ends in time and
+  only the invoices not started come back, instead of the whole batch after a timeout;
+- ``FailureBackoff``: a failed (or not started) invoice comes back after
+  ``min(900, 30 x 2^(receive count - 1))`` seconds, half to all of it (jitter), instead
+  of the queue's 1,082 s every time; when every record fails, Powertools raises and the
+  whole batch gets the backoff.
 """
 
 from __future__ import annotations
@@ -29,7 +40,14 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from safe_queue.runtime import FailureBackoff, stop_before_deadline
+
+DEADLINE_MARGIN = 100
+"""Seconds: an invoice starts only while at least this much of the 180 s timeout is left."""
+
 processor = BatchProcessor(event_type=EventType.SQS)
+# The backoff SafeQueueConsumer(failure_backoff=...) declared, and counted in its retry budget.
+backoff = FailureBackoff.from_env()
 # Keyed on the business id, not the message id: a re-sent message is a new message.
 idempotency_config = IdempotencyConfig(
     event_key_jmespath="invoiceId",
@@ -65,11 +83,17 @@ def record_handler(record: SQSRecord) -> str:
     return _idempotent_render()(invoice=record.json_body)
 
 
+@backoff.wrap
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     """Lambda entry point: ``{"batchItemFailures": [{"itemIdentifier": messageId}, ...]}``."""
     # An in-progress record expires when this invocation would time out, so a crashed
     # invocation does not lock its invoice until the 24 h expiry.
     idempotency_config.register_lambda_context(context)
     return process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
+        event=event,
+        record_handler=stop_before_deadline(
+            record_handler, context=context, margin=DEADLINE_MARGIN
+        ),
+        processor=processor,
+        context=context,
     )

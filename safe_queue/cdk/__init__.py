@@ -5,10 +5,12 @@ These modules import only the engine, the report model and leaf modules (``keys`
 synth-time plugin, which reads templates, is :mod:`safe_queue.plugin`.
 """
 
-from safe_queue.cdk.config_rule import SafeQueueConfigRule, SafeQueueOrganizationConfigRule
+from safe_queue.cdk.config_rule import SafeQueueConfigRule
 from safe_queue.cdk.consumer import SafeQueueConsumer, derive_visibility_timeout
 from safe_queue.cdk.dashboard import SafeQueueDashboard
-from safe_queue.cdk.hook import SafeQueueHook, SafeQueueHookStackSet
+from safe_queue.cdk.hook import SafeQueueHook
+from safe_queue.cdk.hook_stack_set import SafeQueueHookStackSet
+from safe_queue.cdk.organization_rule import SafeQueueOrganizationConfigRule
 
 __all__ = [
     "SafeQueueConfigRule",

@@ -10,25 +10,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk import (
-    Acknowledgment,
     Annotations,
     Duration,
-    Names,
     RemovalPolicy,
-    Validations,
 )
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from safe_queue import keys
 from safe_queue.cdk import plan as planning
 from safe_queue.cdk._values import Refusals, plain_bool
 from safe_queue.cdk.alarms import (
@@ -40,7 +35,7 @@ from safe_queue.cdk.alarms import (
     redelivery_percent,
 )
 from safe_queue.cdk.drift import FunctionTimeoutUnchanged
-from safe_queue.cdk.function import set_visibility_env
+from safe_queue.cdk.function import set_backoff_env, set_visibility_env
 from safe_queue.cdk.idempotency import IDEMPOTENCY_TABLE_ENV, idempotency_table
 from safe_queue.cdk.mapping import consume
 from safe_queue.cdk.props import (
@@ -48,9 +43,13 @@ from safe_queue.cdk.props import (
     derive_visibility_timeout,
     read_consuming_function,
 )
+from safe_queue.cdk.queues import consumer_queues
 from safe_queue.cdk.widgets import consumer_widgets
 from safe_queue.engine import Level
 from safe_queue.errors import SafeQueueConfigError
+
+if TYPE_CHECKING:
+    from safe_queue.runtime import FailureBackoff
 
 __all__ = [
     "REDELIVERY_ALARM_EVALUATION_PERIODS",
@@ -60,12 +59,6 @@ __all__ = [
     "SafeQueueConsumer",
     "derive_visibility_timeout",
 ]
-
-_DEAD_LETTER_QUEUE_ACKNOWLEDGEMENT: Final = Acknowledgment(
-    id="Serverless::Serverless-SQSRedrivePolicy",
-    reason="This is the dead-letter queue: a redrive policy of its own would move failed"
-    " messages on again instead of keeping them for inspection.",
-)
 
 
 class SafeQueueConsumer(Construct):
@@ -158,6 +151,14 @@ class SafeQueueConsumer(Construct):
         deletes every SQS message that matches no filter, so this gives the warning
         ``safe-queue:filter-deletes-unmatched`` (acknowledge it once no one needs those
         messages). Default: no filters.
+    failure_backoff
+        The :class:`safe_queue.runtime.FailureBackoff` the handler applies to failed
+        records. The consumer sets its settings on the function (``SAFE_QUEUE_BACKOFF_*``,
+        read by ``FailureBackoff.from_env()``, so handler and construct cannot disagree),
+        and the retry budget, the retention rule and the age alarm count it: the worst case
+        before a message is dead-lettered is summed over the receives
+        (:attr:`max_time_to_dead_letter`). Needs a function defined in the app.
+        Default: none (every failure waits out the visibility timeout).
 
     Raises
     ------
@@ -233,6 +234,7 @@ class SafeQueueConsumer(Construct):
         queue_name: str | None = None,
         dead_letter_queue_name: str | None = None,
         filters: Sequence[Mapping[str, Any]] | None = None,
+        failure_backoff: FailureBackoff | None = None,
     ) -> None:
         path = f"{scope.node.path}/{id}".lstrip("/")
         # Every prop is checked before the construct joins the tree, and every refusal is
@@ -248,6 +250,13 @@ class SafeQueueConsumer(Construct):
             refusals,
         )
         wants_table = refusals.attempt("idempotency", plain_bool, "idempotency", idempotency)
+        if failure_backoff is not None and consuming is not None and consuming.own is None:
+            refusals.add(
+                "failure_backoff",
+                f"failure_backoff is given but the function {function.node.path} is imported,"
+                " so the backoff's settings cannot be set on it. Fix: pass a Function defined"
+                " in this app, or set the backoff in the handler and omit failure_backoff.",
+            )
         if wants_table and consuming is not None and consuming.own is None:
             refusals.add(
                 "idempotency",
@@ -272,6 +281,7 @@ class SafeQueueConsumer(Construct):
                     "queue_name": queue_name,
                     "dead_letter_queue_name": dead_letter_queue_name,
                     "filters": filters,
+                    "failure_backoff": failure_backoff,
                 },
                 function_timeout=None if consuming is None else consuming.timeout,
                 reserved_concurrency=None if consuming is None else consuming.reserved_concurrency,
@@ -285,7 +295,9 @@ class SafeQueueConsumer(Construct):
         self._plan: planning.Plan = plan
         self._function = function
         self._report(plan.warnings)
-        self._make_queues(plan, encryption_key, removal_policy)
+        self.queue, self.dead_letter_queue = consumer_queues(
+            self, plan, encryption_key, removal_policy
+        )
         self.event_source_mapping: lambda_.EventSourceMapping = consume(
             self.queue,
             function,
@@ -313,6 +325,8 @@ class SafeQueueConsumer(Construct):
             if wants_table:
                 self.idempotency_table = idempotency_table(self, consuming.own, removal_policy)
             set_visibility_env(self, consuming.own, plan.visibility_timeout)
+            if failure_backoff is not None:
+                set_backoff_env(consuming.own, failure_backoff)
         if consuming.cfn is not None and plan.facts is not None:
             self.node.add_validation(
                 FunctionTimeoutUnchanged(
@@ -332,58 +346,6 @@ class SafeQueueConsumer(Construct):
                 annotations.add_warning_v2(finding.rule_id, finding.message)
             else:
                 annotations.add_info_v2(finding.rule_id, finding.message)
-
-    def _make_queues(
-        self, plan: planning.Plan, key: kms.IKey | None, removal_policy: RemovalPolicy
-    ) -> None:
-        queue_name, dead_letter_queue_name = plan.queue_name, plan.dead_letter_queue_name
-        if plan.fifo and (queue_name is None or dead_letter_queue_name is None):
-            # CloudFormation's generated FIFO names can pass SQS's 80 characters on deep
-            # paths; these fit at any depth (path-derived, with a hash of the whole path).
-            base = Names.unique_resource_name(
-                self,
-                max_length=planning.QUEUE_NAME_MAX_LENGTH - len(planning.FIFO_SUFFIX) - 4,
-                separator="-",
-            )
-            queue_name = queue_name or f"{base}{planning.FIFO_SUFFIX}"
-            dead_letter_queue_name = dead_letter_queue_name or f"{base}-dlq{planning.FIFO_SUFFIX}"
-        encryption = sqs.QueueEncryption.SQS_MANAGED if key is None else sqs.QueueEncryption.KMS
-        fifo = True if plan.fifo else None
-        self.dead_letter_queue = sqs.Queue(
-            self,
-            "DeadLetterQueue",
-            queue_name=dead_letter_queue_name,
-            fifo=fifo,
-            retention_period=Duration.seconds(plan.dead_letter_retention_period),
-            encryption=encryption,
-            encryption_master_key=key,
-            enforce_ssl=True,
-            removal_policy=removal_policy,
-        )
-        Validations.of(self.dead_letter_queue).acknowledge(_DEAD_LETTER_QUEUE_ACKNOWLEDGEMENT)
-        self.queue = sqs.Queue(
-            self,
-            "Queue",
-            queue_name=queue_name,
-            fifo=fifo,
-            content_based_deduplication=True if plan.content_based_deduplication else None,
-            visibility_timeout=Duration.seconds(plan.visibility_timeout),
-            retention_period=Duration.seconds(plan.retention_period),
-            dead_letter_queue=sqs.DeadLetterQueue(
-                queue=self.dead_letter_queue, max_receive_count=plan.max_receive_count
-            ),
-            encryption=encryption,
-            encryption_master_key=key,
-            enforce_ssl=True,
-            removal_policy=removal_policy,
-        )
-        # What the template checks read: the timeout the queue was derived from (drift),
-        # and the rules this consumer reported itself (one verdict, not two).
-        cfn_queue = self.queue.node.default_child
-        assert isinstance(cfn_queue, sqs.CfnQueue)
-        cfn_queue.add_metadata(keys.DERIVED_FUNCTION_TIMEOUT, plan.function_timeout)
-        if plan.reported_rule_ids:
-            cfn_queue.add_metadata(keys.REPORTED, list(plan.reported_rule_ids))
 
     def redelivery_percent(self) -> cloudwatch.MathExpression:
         """Return the redelivery alarm's metric: received messages not deleted, in percent.

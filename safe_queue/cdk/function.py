@@ -8,7 +8,7 @@ reserved concurrency and the L1 function the drift check watches.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from aws_cdk import Annotations, Duration
 from aws_cdk import aws_lambda as lambda_
@@ -19,7 +19,13 @@ from safe_queue.cdk._values import is_number_token, whole_seconds
 from safe_queue.engine import Unknown, limits
 from safe_queue.errors import SafeQueueConfigError
 
-__all__ = ["ConsumingFunction", "read_function", "set_visibility_env", "underlying_function"]
+__all__ = [
+    "ConsumingFunction",
+    "read_function",
+    "set_backoff_env",
+    "set_visibility_env",
+    "underlying_function",
+]
 
 _RESERVED = "the function's ReservedConcurrentExecutions"
 _VISIBILITY_MARKER: Final = "SafeQueueVisibilityTimeout"
@@ -156,3 +162,15 @@ def set_visibility_env(consumer: Construct, function: lambda_.Function, visibili
             " Fix: give this queue its own function, or pass visibility_timeout to"
             " RedeliveryDiagnosis for this queue's records."
         )
+
+
+def set_backoff_env(function: lambda_.Function, backoff: Any) -> None:
+    """Set the failure backoff's settings (``SAFE_QUEUE_BACKOFF_*``) on the function.
+
+    ``FailureBackoff.from_env()`` reads them in the handler.
+    """
+    function.add_environment(keys.BACKOFF_BASE_ENV, f"{float(backoff.base):g}")
+    function.add_environment(keys.BACKOFF_CAP_ENV, f"{float(backoff.cap):g}")
+    function.add_environment(
+        keys.BACKOFF_JITTER_ENV, "true" if getattr(backoff, "jitter", True) else "false"
+    )

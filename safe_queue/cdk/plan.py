@@ -26,6 +26,7 @@ from safe_queue.cdk._values import (
     whole_seconds,
 )
 from safe_queue.engine import (
+    FailureBackoffFacts,
     Finding,
     FunctionFacts,
     Level,
@@ -48,10 +49,10 @@ __all__ = [
     "MAX_RECEIVE_COUNT_DEFAULT",
     "QUEUE_NAME_MAX_LENGTH",
     "Plan",
-    "derived_visibility_timeout",
     "plan",
     "plan_props",
     "queue_name",
+    "refuse_errors",
     "with_props",
 ]
 
@@ -124,12 +125,24 @@ class Plan:
     """The source queue's name as given, ``.fifo`` added on FIFO queues; ``None``: none."""
     dead_letter_queue_name: str | None = None
     filters: tuple[Mapping[str, Any], ...] = field(default=())
+    failure_backoff: tuple[float, float] | None = None
+    """The handler's failure backoff (base, cap), seconds; ``None`` without one."""
 
     @property
     def max_time_to_dead_letter(self) -> int:
-        """Worst case before a failing message is dead-lettered (the engine's retry budget)."""
+        """Worst case before a failing message is dead-lettered (the engine's retry budget).
+
+        ``max_receive_count x visibility_timeout``; with a failure backoff, the sum over the
+        receives (:func:`~safe_queue.engine.budget.time_to_dead_letter`).
+        """
+        base, cap = self.failure_backoff or (None, None)
         return time_to_dead_letter(
-            visibility_timeout=self.visibility_timeout, max_receive_count=self.max_receive_count
+            visibility_timeout=self.visibility_timeout,
+            max_receive_count=self.max_receive_count,
+            function_timeout=self.function_timeout,
+            batching_window=self.batching_window,
+            backoff_base=base,
+            backoff_cap=cap,
         )
 
     @property
@@ -141,42 +154,11 @@ class Plan:
         return tuple(dict.fromkeys(w.rule_id for w in self.warnings if w.level is Level.WARNING))
 
 
-def _refuse_errors(findings: list[Finding], refused: Refusals) -> None:
+def refuse_errors(findings: list[Finding], refused: Refusals) -> None:
     """Add every error of ``findings`` (already :func:`with_props`) to ``refused``."""
     for finding in findings:
         if finding.level is Level.ERROR and finding.rule_id not in refused.settings:
             refused.add(finding.rule_id, f"{finding.message} [{finding.rule_id}]")
-
-
-def derived_visibility_timeout(function_timeout: int, batching_window: int = 0) -> int:
-    """Return ``6 x function_timeout + batching_window``, refusing what AWS would reject.
-
-    Raises
-    ------
-    SafeQueueConfigError
-        The engine finds an error in a function with that timeout and a mapping with that
-        batching window (each outside AWS's range), with the rule ids.
-
-    Examples
-    --------
-    >>> derived_visibility_timeout(180, 2)
-    1082
-    >>> derived_visibility_timeout(901)
-    Traceback (most recent call last):
-    ...
-    safe_queue.SafeQueueConfigError: The function's Timeout is 901 s; AWS allows 1..900 s, ...
-    """
-    visibility = recommended_visibility_timeout(function_timeout, batching_window)
-    refused = Refusals()
-    facts = MappingFacts(
-        QueueFacts(visibility_timeout=visibility),
-        FunctionFacts(timeout=function_timeout),
-        batching_window=batching_window,
-    )
-    _refuse_errors([with_props(f) for f in evaluate(facts)], refused)
-    if refused:
-        raise refused.error()
-    return visibility
 
 
 def plan(
@@ -197,6 +179,7 @@ def plan(
     has_filters: bool = False,
     queue_name: str | None = None,
     dead_letter_queue_name: str | None = None,
+    failure_backoff: tuple[float, float] | None = None,
     refusals: Refusals | None = None,
 ) -> Plan:
     """Judge the props (plain values; ``None``: not given) and derive the rest.
@@ -265,7 +248,13 @@ def plan(
                 ),
             ),
         ),
-        function=FunctionFacts(timeout=function_timeout, reserved_concurrency=reserved_concurrency),
+        function=FunctionFacts(
+            timeout=function_timeout,
+            reserved_concurrency=reserved_concurrency,
+            failure_backoff=None
+            if failure_backoff is None
+            else FailureBackoffFacts(*failure_backoff),
+        ),
         batch_size=batch_size,
         batching_window=batching_window,
         report_batch_item_failures=report_batch_item_failures,
@@ -273,7 +262,7 @@ def plan(
         has_filters=has_filters,
     )
     findings = [with_props(f) for f in evaluate(facts)]
-    _refuse_errors(findings, refused)
+    refuse_errors(findings, refused)
     retention = int(defaults["retention_period"])  # type: ignore[arg-type]
     if max_message_age is not None and not 1 <= max_message_age < retention:
         refused.add(
@@ -285,8 +274,16 @@ def plan(
     if refused:
         raise refused.error()
 
-    budget = time_to_dead_letter(visibility_timeout=visibility_timeout, max_receive_count=receives)
+    budget = time_to_dead_letter(
+        visibility_timeout=visibility_timeout,
+        max_receive_count=receives,
+        function_timeout=effective_timeout,
+        batching_window=effective_window,
+        backoff_base=None if failure_backoff is None else failure_backoff[0],
+        backoff_cap=None if failure_backoff is None else failure_backoff[1],
+    )
     return Plan(
+        failure_backoff=failure_backoff,
         report_batch_item_failures=report_batch_item_failures,
         fifo=fifo,
         content_based_deduplication=content_based_deduplication,
@@ -392,6 +389,24 @@ def plan_props(
         )
         filters = None
     judged = [None if name is None or is_string_token(name) else name for name in names]
+    backoff = props.get("failure_backoff")
+    backoff_settings: tuple[float, float] | None = None
+    if backoff is not None:
+        base, cap = getattr(backoff, "base", None), getattr(backoff, "cap", None)
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (base, cap)):
+            refusals.add(
+                "failure_backoff",
+                str(
+                    type_error(
+                        "failure_backoff",
+                        backoff,
+                        "a safe_queue.runtime.FailureBackoff",
+                        "failure_backoff=FailureBackoff(base=30, cap=900)",
+                    )
+                ),
+            )
+        else:
+            backoff_settings = (float(base), float(cap))  # type: ignore[arg-type]
     plan_ = plan(
         function_timeout=function_timeout,
         batch_size=number("batch_size"),
@@ -409,6 +424,7 @@ def plan_props(
         has_filters=bool(filters),
         queue_name=judged[0],
         dead_letter_queue_name=judged[1],
+        failure_backoff=backoff_settings,
         refusals=refusals,
     )
     return dataclasses.replace(

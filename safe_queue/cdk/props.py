@@ -14,11 +14,23 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 
-from safe_queue.cdk import plan as planning
 from safe_queue.cdk._values import Refusals, implements, type_error, whole_seconds
 from safe_queue.cdk.function import ConsumingFunction, read_function
+from safe_queue.cdk.plan import refuse_errors, with_props
+from safe_queue.engine import (
+    FunctionFacts,
+    MappingFacts,
+    QueueFacts,
+    evaluate,
+    recommended_visibility_timeout,
+)
 
-__all__ = ["check_constructs", "derive_visibility_timeout", "read_consuming_function"]
+__all__ = [
+    "check_constructs",
+    "derive_visibility_timeout",
+    "derived_visibility_timeout",
+    "read_consuming_function",
+]
 
 _FUNCTION_FIX: Final = (
     "pass the consuming lambda_.Function (or an Alias or Version of one); for a function"
@@ -65,7 +77,7 @@ def derive_visibility_timeout(
         if max_batching_window is None
         else whole_seconds("max_batching_window", max_batching_window)
     )
-    return Duration.seconds(planning.derived_visibility_timeout(timeout, window))
+    return Duration.seconds(derived_visibility_timeout(timeout, window))
 
 
 def read_consuming_function(
@@ -119,3 +131,34 @@ def check_constructs(props: Mapping[str, Any], refusals: Refusals) -> None:
                 )
             ),
         )
+
+
+def derived_visibility_timeout(function_timeout: int, batching_window: int = 0) -> int:
+    """Return ``6 x function_timeout + batching_window``, refusing what AWS would reject.
+
+    Raises
+    ------
+    SafeQueueConfigError
+        The engine finds an error in a function with that timeout and a mapping with that
+        batching window (each outside AWS's range), with the rule ids.
+
+    Examples
+    --------
+    >>> derived_visibility_timeout(180, 2)
+    1082
+    >>> derived_visibility_timeout(901)
+    Traceback (most recent call last):
+    ...
+    safe_queue.SafeQueueConfigError: The function's Timeout is 901 s; AWS allows 1..900 s, ...
+    """
+    visibility = recommended_visibility_timeout(function_timeout, batching_window)
+    refused = Refusals()
+    facts = MappingFacts(
+        QueueFacts(visibility_timeout=visibility),
+        FunctionFacts(timeout=function_timeout),
+        batching_window=batching_window,
+    )
+    refuse_errors([with_props(f) for f in evaluate(facts)], refused)
+    if refused:
+        raise refused.error()
+    return visibility

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-__all__ = ["QueueArn", "raw_record"]
+__all__ = ["QueueArn", "raw_record", "records_of"]
 
 
 def raw_record(record: object) -> Mapping[str, Any]:
@@ -78,3 +78,14 @@ class QueueArn:
 
     def __str__(self) -> str:
         return f"arn:{self.partition}:sqs:{self.region}:{self.account}:{self.name}"
+
+
+def records_of(event: Any) -> list[Mapping[str, Any]]:
+    raw_event = event if isinstance(event, Mapping) else getattr(event, "raw_event", None)
+    records = raw_event.get("Records") if isinstance(raw_event, Mapping) else None
+    if not isinstance(records, list):
+        raise TypeError(
+            f"event: got a {type(event).__name__} without a 'Records' list; expected the "
+            "Lambda SQS event. Pass the handler's event."
+        )
+    return [raw_record(record) for record in records]

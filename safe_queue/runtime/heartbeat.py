@@ -12,25 +12,22 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, Protocol
 
 from safe_queue.engine.limits import VISIBILITY_TIMEOUT_MAX
 from safe_queue.runtime._records import QueueArn, raw_record
+from safe_queue.runtime._sqs import change_visibility, chunks, sqs_client
 
 __all__ = ["HEARTBEAT_THREAD_NAME", "LambdaContextLike", "VisibilityHeartbeat"]
 
 HEARTBEAT_THREAD_NAME: Final = "safe-queue-heartbeat"
 """The name of every heartbeat thread (find it with ``threading.enumerate()``)."""
 
-_BATCH_MAX: Final = 10  # SQS API Reference, ChangeMessageVisibilityBatch: up to 10 entries.
 
 _log = logging.getLogger(__name__)
-
-_clients: dict[str, Any] = {}
-_clients_lock = threading.Lock()
 
 
 class LambdaContextLike(Protocol):
@@ -39,21 +36,6 @@ class LambdaContextLike(Protocol):
     def get_remaining_time_in_millis(self) -> int:
         """Milliseconds left before the function times out."""
         ...
-
-
-def _default_client(region: str) -> Any:
-    """Return a boto3 SQS client for ``region``, made once per process and reused."""
-    with _clients_lock:
-        client = _clients.get(region)
-        if client is None:
-            import boto3
-
-            from safe_queue.retries import client_config
-
-            # Short timeouts: the block's exit waits for an in-flight call to finish.
-            client = boto3.client("sqs", region_name=region, config=client_config("heartbeat"))
-            _clients[region] = client
-        return client
 
 
 @dataclass
@@ -245,20 +227,18 @@ class VisibilityHeartbeat:
                 continue
             by_queue.setdefault(lease.queue, []).append((lease, seconds))
         for queue, asks in by_queue.items():
-            for start in range(0, len(asks), _BATCH_MAX):
+            for chunk in chunks(asks):
                 if self._stop.is_set():
                     return
-                self._extend(queue, asks[start : start + _BATCH_MAX])
+                self._extend(queue, chunk)
 
-    def _extend(self, queue: QueueArn, asks: list[tuple[_Lease, int]]) -> None:
-        client = self._client or _default_client(queue.region)
-        entries = [
-            {"Id": str(i), "ReceiptHandle": lease.receipt_handle, "VisibilityTimeout": seconds}
-            for i, (lease, seconds) in enumerate(asks)
-        ]
+    def _extend(self, queue: QueueArn, asks: Sequence[tuple[_Lease, int]]) -> None:
+        client = self._client or sqs_client(queue.region, "heartbeat")
         try:
-            response = client.change_message_visibility_batch(
-                QueueUrl=self._queue_url(client, queue), Entries=entries
+            refused = change_visibility(
+                client,
+                self._queue_url(client, queue),
+                [(lease.receipt_handle, seconds) for lease, seconds in asks],
             )
         except Exception as error:  # botocore already retried; try again next beat
             _log.warning(
@@ -268,24 +248,26 @@ class VisibilityHeartbeat:
                 error,
             )
             return
-        for failure in response.get("Failed", []):
-            lease = asks[int(failure["Id"])][0]
-            if failure.get("SenderFault", True):
+        for failure in refused:
+            if not 0 <= failure.index < len(asks):
+                continue
+            lease = asks[failure.index][0]
+            if failure.sender_fault:
                 lease.active = False
                 _log.warning(
                     "safe_queue heartbeat: stopped extending message %s on %s: %s (%s). "
                     "Its receipt handle is no longer valid (deleted, expired or received again).",
                     lease.message_id,
                     queue.name,
-                    failure.get("Code", "?"),
-                    failure.get("Message", ""),
+                    failure.code,
+                    failure.message,
                 )
             else:
                 _log.warning(
                     "safe_queue heartbeat: extending message %s failed on the SQS side: %s; "
                     "retrying next beat",
                     lease.message_id,
-                    failure.get("Code", "?"),
+                    failure.code,
                 )
 
     def _queue_url(self, client: Any, queue: QueueArn) -> str:

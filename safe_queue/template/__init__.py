@@ -46,9 +46,18 @@ from pathlib import Path
 from safe_queue.engine import Finding, evaluate_all
 from safe_queue.report import Report, ReportedFinding
 from safe_queue.template._acknowledge import attach_all
+from safe_queue.template._deployment import Deployment
 from safe_queue.template._facts import CheckedMapping, MappingSource, build_mapping, find_mappings
-from safe_queue.template._load import TemplateError, TemplateFile, expand_paths, load_template
-from safe_queue.template._resolve import Deployment
+from safe_queue.template._language import expand
+from safe_queue.template._load import (
+    TemplateError,
+    TemplateFile,
+    TemplateLimitWarning,
+    expand_paths,
+    load_template,
+    warn_over_limits,
+)
+from safe_queue.template._parameters import ParameterError, check_parameters
 
 __all__ = [
     "CheckedMapping",
@@ -57,30 +66,12 @@ __all__ = [
     "ParameterError",
     "TemplateError",
     "TemplateFile",
+    "TemplateLimitWarning",
     "check_paths",
     "judge",
     "load_template",
     "mappings",
 ]
-
-
-class ParameterError(ValueError):
-    """A parameter value was given for a name that no template declares (a typo?)."""
-
-
-def _check_parameter_names(templates: list[TemplateFile], parameters: Mapping[str, str]) -> None:
-    declared: set[str] = set()
-    for template in templates:
-        section = template.body.get("Parameters")
-        if isinstance(section, dict):
-            declared.update(str(name) for name in section)
-    unknown = sorted(set(parameters) - declared)
-    if unknown:
-        raise ParameterError(
-            f"--parameter {', '.join(unknown)}: no template declares"
-            f" {'it' if len(unknown) == 1 else 'them'} (declared:"
-            f" {', '.join(sorted(declared)) or 'none'}). Fix: use a declared name."
-        )
 
 
 def mappings(
@@ -100,11 +91,15 @@ def mappings(
         A path is missing, unreadable, unparseable or not a template, or an acknowledgement
         in it is malformed, has no reason or names no rule.
     ParameterError
-        ``parameters`` names a parameter that no template declares.
+        ``parameters`` names a parameter that no template declares, or gives a value that
+        is not a number to a ``Number`` parameter.
     """
     templates = expand_paths(paths)
-    _check_parameter_names(templates, parameters or {})
+    check_parameters(templates, parameters or {})
     deployment = Deployment(templates, parameters)
+    for template in templates:  # AWS::LanguageExtensions: Fn::ForEach loops, before anything
+        expand(deployment, template)
+    warn_over_limits(templates)
     # Find every mapping first: SAM's generated queues are added to their templates here.
     sources = [source for template in templates for source in find_mappings(template)]
     checked: list[CheckedMapping] = []

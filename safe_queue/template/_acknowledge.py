@@ -36,7 +36,7 @@ from safe_queue.engine import Acknowledgement, AcknowledgementError, acknowledge
 from safe_queue.engine.acknowledge import is_safe_queue_id
 from safe_queue.template._facts import CheckedMapping
 from safe_queue.template._load import TemplateError, TemplateFile
-from safe_queue.template._resolve import Located
+from safe_queue.template._values import Located
 
 __all__ = ["Acknowledgements", "Covered", "attach_all"]
 

@@ -1,9 +1,14 @@
-"""Find the SQS event source mappings of a run (CloudFormation and SAM) and build their facts."""
+"""Build the facts of each SQS event source mapping of a run (CloudFormation and SAM).
+
+A mapping is an SQS mapping by its ``EventSourceArn`` once resolved (conditions and
+``AWS::NoValue`` applied with the run's parameter values), never by which other properties
+it has: a stream-only property under a condition does not hide it. A source that resolves
+to something other than a queue (a stream, a broker, a function ARN) is not counted; one
+that cannot be resolved is checked as far as it can be and reported as unchecked.
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,82 +23,29 @@ from safe_queue.engine.facts import (
     RedriveFacts,
     Unknown,
 )
+from safe_queue.template._deployment import Deployment
 from safe_queue.template._load import TemplateFile
-from safe_queue.template._resolve import _ABSENT as _ABSENT_VALUE
-from safe_queue.template._resolve import (
-    QUEUE_TYPE,
+from safe_queue.template._sources import MappingSource, find_mappings
+from safe_queue.template._values import ABSENT as _ABSENT_VALUE
+from safe_queue.template._values import (
     SAM_FUNCTION,
-    Deployment,
     Located,
     NotQueue,
-    Reference,
     Text,
     Trace,
     Unresolved,
     as_bool,
     as_int,
+    derived_timeout,
     parse_json_text,
+    placeholder,
+    resource_of,
 )
 
 __all__ = ["CheckedMapping", "MappingSource", "build_mapping", "find_mappings"]
 
-MAPPING_TYPE = "AWS::Lambda::EventSourceMapping"
 DERIVED_TIMEOUT_KEY = keys.DERIVED_FUNCTION_TIMEOUT
 REPORTED_KEY = keys.REPORTED
-# Properties only mappings of streams, Kafka, MQ and DocumentDB have (SQS takes none of them).
-_NOT_SQS = frozenset(
-    {
-        "StartingPosition",
-        "StartingPositionTimestamp",
-        "Topics",
-        "Queues",
-        "SelfManagedEventSource",
-        "SelfManagedKafkaEventSourceConfig",
-        "AmazonManagedKafkaEventSourceConfig",
-        "DocumentDBEventSourceConfig",
-        "ParallelizationFactor",
-        "BisectBatchOnFunctionError",
-        "TumblingWindowInSeconds",
-    }
-)
-# The SQS event properties SAM passes on to the mapping it generates.
-_SAM_SQS_PROPERTIES = (
-    "BatchSize",
-    "MaximumBatchingWindowInSeconds",
-    "FunctionResponseTypes",
-    "ScalingConfig",
-    "FilterCriteria",
-    "Enabled",
-)
-_PLACEHOLDER = re.compile(r"^\$\{([^}.]+)(?:\.([^}]+))?\}$")
-
-
-@dataclass(frozen=True)
-class MappingSource:
-    """An event source mapping as written: a CloudFormation resource or a SAM SQS event.
-
-    Attributes
-    ----------
-    template
-        Where it is.
-    logical_id
-        The mapping's logical id (for SAM, the one SAM generates: function id + event name).
-    line
-        1-based line, where known.
-    properties
-        ``AWS::Lambda::EventSourceMapping`` properties, unresolved.
-    metadata
-        The resource's ``Metadata`` (the construct's ``safe-queue:*`` keys).
-    condition
-        The resource's ``Condition``, if any.
-    """
-
-    template: TemplateFile
-    logical_id: str
-    line: int | None
-    properties: dict[str, Any]
-    metadata: dict[str, Any] = field(default_factory=dict)
-    condition: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,84 +75,6 @@ class CheckedMapping:
         return frozenset(item for item in reported if isinstance(item, str))
 
 
-def find_mappings(template: TemplateFile) -> Iterator[MappingSource]:
-    """Every event source mapping of a template, SAM ``Type: SQS`` events included."""
-    for logical_id, resource in list(template.resources.items()):  # SAM may add queues
-        kind = resource.get("Type")
-        properties = resource.get("Properties")
-        properties = properties if isinstance(properties, dict) else {}
-        metadata = resource.get("Metadata")
-        metadata = metadata if isinstance(metadata, dict) else {}
-        condition = resource.get("Condition")
-        condition = condition if isinstance(condition, str) else None
-        if kind == MAPPING_TYPE:
-            yield MappingSource(
-                template,
-                logical_id,
-                template.lines.get(logical_id),
-                properties,
-                metadata,
-                condition,
-            )
-        elif kind == SAM_FUNCTION:
-            events = properties.get("Events")
-            if not isinstance(events, dict):
-                continue
-            for event_name, event in events.items():
-                if not isinstance(event, dict):
-                    continue
-                line = template.lines.get(
-                    f"{logical_id}/Events/{event_name}"
-                ) or template.lines.get(logical_id)
-                mapping = _sam_event_mapping(template, logical_id, event_name, event, condition)
-                if mapping is not None:
-                    yield MappingSource(template, mapping[0], line, mapping[1], metadata, condition)
-
-
-def _sam_event_mapping(
-    template: TemplateFile,
-    function_id: str,
-    event_name: str,
-    event: dict[str, Any],
-    condition: str | None,
-) -> tuple[str, dict[str, Any]] | None:
-    """Return the mapping SAM generates for ``Type: SQS``, or SNS with ``SqsSubscription``.
-
-    For ``SqsSubscription: true`` SAM also generates the queue (``<Fn><Event>Queue``, no
-    properties); it is added to the template's resources so the mapping can reach it.
-    """
-    properties = event.get("Properties")
-    properties = properties if isinstance(properties, dict) else {}
-    function_name = {"Ref": function_id}
-    if event.get("Type") == "SQS":
-        return f"{function_id}{event_name}", {
-            "EventSourceArn": properties.get("Queue"),
-            "FunctionName": function_name,
-            **{name: properties[name] for name in _SAM_SQS_PROPERTIES if name in properties},
-        }
-    subscription = properties.get("SqsSubscription")
-    if event.get("Type") != "SNS" or subscription in (None, False):
-        return None
-    mapping_id = f"{function_id}{event_name}EventSourceMapping"
-    if subscription is True:
-        queue_id = f"{function_id}{event_name}Queue"
-        queue: dict[str, Any] = {"Type": QUEUE_TYPE, "Properties": {}}
-        if condition:
-            queue["Condition"] = condition
-        template.resources.setdefault(queue_id, queue)
-        return mapping_id, {
-            "EventSourceArn": {"Fn::GetAtt": [queue_id, "Arn"]},
-            "FunctionName": function_name,
-        }
-    if not isinstance(subscription, dict):
-        return None
-    return mapping_id, {
-        "EventSourceArn": subscription.get("QueueArn"),
-        "FunctionName": function_name,
-        **{name: subscription[name] for name in ("BatchSize", "Enabled") if name in subscription},
-    }
-
-
 class _Builder:
     """Builds one mapping's facts, recording the parameter values it assumed."""
 
@@ -210,7 +84,59 @@ class _Builder:
         self.trace = Trace()
 
     def value(self, template: TemplateFile, node: Any) -> Any:
-        return self.deployment.resolve(template, node, self.trace)
+        """Resolve ``node``; ``None`` when absent (``AWS::NoValue`` included)."""
+        value = self.deployment.resolve(template, node, self.trace)
+        return None if value is _ABSENT_VALUE else value
+
+    def properties(self, template: TemplateFile, node: Any) -> dict[str, Any] | Unresolved:
+        """Return a resource's ``Properties``: a dict, or one chosen by ``Fn::If``."""
+        if isinstance(node, dict) and len(node) == 1 and "Fn::If" in node:
+            node = self.value(template, node)
+        if node is None:
+            return {}
+        if isinstance(node, Unresolved):
+            return Unresolved(f"has Properties that {node.why}")
+        return node if isinstance(node, dict) else Unresolved("has Properties that are not a map")
+
+    def located_properties(self, located: Located) -> dict[str, Any]:
+        properties = self.properties(
+            located.template, resource_of(located.template, located.logical_id).get("Properties")
+        )
+        return properties if isinstance(properties, dict) else {}
+
+    def blocked(self, located: Located) -> str | None:
+        """Why a queue or function cannot be read (an unexpanded loop made it...), if so."""
+        reason = located.template.unexpanded.get(located.logical_id)
+        if reason is not None:
+            return reason
+        properties = self.properties(
+            located.template, resource_of(located.template, located.logical_id).get("Properties")
+        )
+        return properties.why if isinstance(properties, Unresolved) else None
+
+    def unreadable(self, why: str, queue_found: Any) -> CheckedMapping:
+        """Return a mapping that cannot be read at all: every fact unknown, for one reason."""
+        source = self.source
+        unknown = Unknown("the mapping", why.removeprefix("the mapping "))
+        facts = MappingFacts(
+            queue=unknown,
+            function=unknown,
+            name=source.logical_id,
+            batch_size=unknown,
+            batching_window=unknown,
+            report_batch_item_failures=unknown,
+            max_concurrency=unknown,
+            has_filters=unknown,
+            notes=tuple(self.trace.notes),
+            provisioned=unknown,
+        )
+        extra: dict[str, Any] = {
+            "queue": queue_found.logical_id if isinstance(queue_found, Located) else None,
+            "function": None,
+        }
+        if source.template.stack is not None:
+            extra["stack"] = source.template.stack
+        return CheckedMapping(source, facts, extra)
 
     def integer(self, template: TemplateFile, node: Any, what: str) -> int | Unknown | None:
         number = as_int(self.value(template, node))
@@ -221,7 +147,7 @@ class _Builder:
         return Unknown(what, flag.why) if isinstance(flag, Unresolved) else flag
 
     def queue(self, located: Located, *, with_redrive: bool = True) -> QueueFacts:
-        template, properties = located.template, located.properties
+        template, properties = located.template, self.located_properties(located)
         return QueueFacts(
             name=located.logical_id,
             visibility_timeout=self.integer(
@@ -255,14 +181,15 @@ class _Builder:
 
     def redrive(self, located: Located) -> RedriveFacts | Unknown | None:
         template = located.template
-        policy = parse_json_text(self.value(template, located.properties.get("RedrivePolicy")))
+        properties = self.located_properties(located)
+        policy = parse_json_text(self.value(template, properties.get("RedrivePolicy")))
         if policy is None:
             return None
         if isinstance(policy, Unresolved):
             return Unknown("the queue's RedrivePolicy", policy.why)
         if not isinstance(policy, dict):
             return Unknown("the queue's RedrivePolicy", f"is {policy!r}, not a redrive policy")
-        count = as_int(_placeholder(template, policy.get("maxReceiveCount")))
+        count = as_int(placeholder(template, policy.get("maxReceiveCount")))
         max_receive_count: int | Unknown = (
             Unknown("the RedrivePolicy's maxReceiveCount", "is not set")
             if count is None
@@ -271,10 +198,12 @@ class _Builder:
             else count
         )
         target = self.deployment.find_queue(
-            _placeholder(template, policy.get("deadLetterTargetArn"))
+            placeholder(template, policy.get("deadLetterTargetArn"))
         )
         dead_letter: QueueFacts | Unknown
-        if isinstance(target, Located):
+        if isinstance(target, Located) and self.blocked(target):
+            dead_letter = Unknown("the dead-letter queue", str(self.blocked(target)))
+        elif isinstance(target, Located):
             dead_letter = self.queue(target, with_redrive=False)
         else:
             why = target.why if isinstance(target, Unresolved) else f"is {target.what}"
@@ -282,7 +211,7 @@ class _Builder:
         return RedriveFacts(max_receive_count, dead_letter)
 
     def function(self, located: Located) -> FunctionFacts:
-        template, properties = located.template, located.properties
+        template, properties = located.template, self.located_properties(located)
         timeout = properties.get("Timeout")
         reserved = properties.get("ReservedConcurrentExecutions")
         capacity = properties.get("CapacityProviderConfig")
@@ -335,10 +264,16 @@ class _Builder:
 
     def build(self) -> CheckedMapping | None:
         source, template = self.source, self.source.template
-        properties = source.properties
-        if _NOT_SQS & properties.keys() or "EventSourceArn" not in properties:
-            return None
-        arn = self.value(template, properties["EventSourceArn"])
+        loop = template.loops.get(source.resource or source.logical_id)
+        if isinstance(loop, Trace):  # what reading its Fn::ForEach collection assumed
+            self.trace.parameters.update(loop.parameters)
+            self.trace.notes.update(loop.notes)
+        properties = self.properties(template, source.properties)
+        if isinstance(properties, Unresolved):
+            return self.unreadable(f"the mapping {properties.why}", None)
+        arn = self.value(template, properties.get("EventSourceArn"))
+        if arn is None and self.value(template, properties.get("SelfManagedEventSource")):
+            return None  # self-managed Kafka: no EventSourceArn, not a queue
         queue_found = (
             self.deployment.find_queue(arn)
             if arn is not None
@@ -346,19 +281,24 @@ class _Builder:
         )
         if isinstance(queue_found, NotQueue):
             return None
-        queue: QueueFacts | Unknown = (
-            self.queue(queue_found)
-            if isinstance(queue_found, Located)
-            else Unknown("the queue", queue_found.why)
-        )
+        blocked = template.unexpanded.get(source.resource or source.logical_id)
+        if blocked is not None:
+            return self.unreadable(f"the mapping {blocked}", queue_found)
+        queue: QueueFacts | Unknown
+        if isinstance(queue_found, Located):
+            why = self.blocked(queue_found)
+            queue = Unknown("the queue", why) if why else self.queue(queue_found)
+        else:
+            queue = Unknown("the queue", queue_found.why)
         function_found = self.deployment.find_function(
             self.value(template, properties.get("FunctionName")), self.trace
         )
-        function: FunctionFacts | Unknown = (
-            self.function(function_found)
-            if isinstance(function_found, Located)
-            else Unknown("the function", function_found.why)
-        )
+        function: FunctionFacts | Unknown
+        if isinstance(function_found, Located):
+            why = self.blocked(function_found)
+            function = Unknown("the function", why) if why else self.function(function_found)
+        else:
+            function = Unknown("the function", function_found.why)
         enabled = as_bool(self.value(template, properties.get("Enabled")))
         if enabled is False:
             self.trace.note("The mapping is disabled with Enabled: false; checked as if enabled.")
@@ -399,7 +339,7 @@ class _Builder:
                 )
             ),
             has_filters=self._has_filters(properties),
-            derived_function_timeout=_derived_timeout(construct_metadata),
+            derived_function_timeout=derived_timeout(construct_metadata),
             notes=tuple(self.trace.notes),
             provisioned=self._provisioned(provisioned),
         )
@@ -489,20 +429,6 @@ def _backoff(variables: dict[str, Any] | Unknown) -> FailureBackoffFacts | Unkno
             f"is {keys.BACKOFF_BASE_ENV}={base!r}, {keys.BACKOFF_CAP_ENV}={cap!r}, not two"
             " numbers of seconds",
         )
-
-
-def _derived_timeout(metadata: dict[str, Any]) -> int | None:
-    value = as_int(metadata.get(DERIVED_TIMEOUT_KEY))
-    return value if isinstance(value, int) else None
-
-
-def _placeholder(template: TemplateFile, value: Any) -> Any:
-    """``"${Dlq.Arn}"`` from a JSON-string RedrivePolicy built with Fn::Sub, as a reference."""
-    if isinstance(value, str):
-        match = _PLACEHOLDER.match(value)
-        if match and match.group(1) in template.resources:
-            return Reference(template, match.group(1), match.group(2))
-    return value
 
 
 def build_mapping(deployment: Deployment, source: MappingSource) -> CheckedMapping | None:

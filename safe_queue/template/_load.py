@@ -9,247 +9,69 @@ YAML goes through a ``SafeLoader`` subclass that turns each short-form tag (``!R
 :mod:`json`. Line numbers are kept for the resources (and SAM events), which is all the
 reports need: YAML from the composed node tree (``start_mark.line + 1``), JSON from one
 scan for ``"<key>": {`` after the ``"Resources"`` key.
+
+Hostile input is an input error (:class:`TemplateError`, exit 2), found in bounded time and
+memory before anything is built from it: a file over CloudFormation's 1 MB template limit is
+not read past that limit; bytes that are not UTF-8, a key written twice, nesting deeper than
+:data:`MAX_DEPTH` levels, YAML aliases that expand past :data:`MAX_VALUES` values (an alias
+bomb) or refer to themselves, and a symbolic-link loop are refused with the file named.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from safe_queue.template._file import (
+    LOOP_PREFIX,
+    MAX_DEPTH,
+    MAX_RESOURCES,
+    MAX_TEMPLATE_BYTES,
+    MAX_VALUES,
+    TemplateError,
+    TemplateFile,
+    TemplateLimitWarning,
+    link_loop,
+    read_text,
+    too_deep,
+)
+from safe_queue.template._json import load_json
 
-__all__ = ["TemplateError", "TemplateFile", "expand_paths", "load_template"]
-
-
-class TemplateError(ValueError):
-    """A file that is missing, unreadable, unparseable, or not a CloudFormation template.
-
-    Attributes
-    ----------
-    path
-        The file (or directory) as given.
-    line
-        1-based line of a parse error, where known.
-    message
-        What is wrong, and the fix.
-
-    Examples
-    --------
-    >>> str(TemplateError("t.yaml", 3, "could not parse YAML: found a tab"))
-    't.yaml:3: could not parse YAML: found a tab'
-    """
-
-    def __init__(self, path: str | Path, line: int | None, message: str) -> None:
-        self.path = str(path)
-        self.line = line
-        self.message = message
-        location = self.path if line is None else f"{self.path}:{line}"
-        super().__init__(f"{location}: {message}")
-
-
-@dataclass(eq=False)
-class TemplateFile:
-    """One template as read, with where it came from.
-
-    Attributes
-    ----------
-    path
-        The template file's path, as given (or joined under a ``cdk.out`` directory).
-    body
-        The decoded template, short-form tags turned into their long form.
-    lines
-        1-based lines of each resource (``"Id"``) and SAM event (``"Id/Events/Name"``).
-    stack
-        The cloud assembly's artifact id, for a template read from ``cdk.out``.
-    scope
-        The (nested) cloud assembly directory it belongs to; ``""`` for a plain file.
-    pseudo
-        Known pseudo parameters (``AWS::StackName`` from the cloud assembly).
-    parent
-        For a CDK nested stack: the parent template and its ``AWS::CloudFormation::Stack``
-        logical id, whose ``Parameters`` give the nested template's parameter values.
-    """
-
-    path: str
-    body: dict[str, Any]
-    lines: dict[str, int] = field(default_factory=dict)
-    stack: str | None = None
-    scope: str = ""
-    pseudo: dict[str, str] = field(default_factory=dict)
-    parent: tuple[TemplateFile, str] | None = None
-
-    @property
-    def resources(self) -> dict[str, Any]:
-        """The ``Resources`` section (every value a dict)."""
-        resources = self.body.get("Resources")
-        return resources if isinstance(resources, dict) else {}
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_RESOURCES",
+    "MAX_TEMPLATE_BYTES",
+    "MAX_VALUES",
+    "TemplateError",
+    "TemplateFile",
+    "TemplateLimitWarning",
+    "expand_paths",
+    "load_template",
+    "read_text",
+    "warn_over_limits",
+]
 
 
-# --- YAML --------------------------------------------------------------------------------
-
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _CfnLoader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """SafeLoader (libyaml when available) that reads CloudFormation's short-form tags."""
-
-
-def _long_form(name: str) -> Any:
-    def construct(loader: yaml.SafeLoader, node: yaml.Node) -> dict[str, Any]:
-        value: Any
-        if isinstance(node, yaml.ScalarNode):
-            value = loader.construct_scalar(node)
-        elif isinstance(node, yaml.SequenceNode):
-            value = loader.construct_sequence(node, deep=True)
-        else:
-            value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
-        if name == "Fn::GetAtt" and isinstance(value, str):
-            # !GetAtt Queue.Arn -> ["Queue", "Arn"] (the attribute may contain dots).
-            value = value.split(".", 1)
-        return {name: value}
-
-    return construct
-
-
-_TAGS = {
-    "Ref": "Ref",
-    "Condition": "Condition",
-    **{
-        tag: f"Fn::{tag}"
-        for tag in (
-            "And",
-            "Base64",
-            "Cidr",
-            "Equals",
-            "FindInMap",
-            "GetAtt",
-            "GetAZs",
-            "If",
-            "ImportValue",
-            "Join",
-            "Length",
-            "Not",
-            "Or",
-            "Select",
-            "Split",
-            "Sub",
-            "ToJsonString",
-            "Transform",
-            "ForEach",
-        )
-    },
-}
-for _tag, _name in _TAGS.items():
-    _CfnLoader.add_constructor(f"!{_tag}", _long_form(_name))
-# YAML 1.1 timestamps (AWSTemplateFormatVersion: 2010-09-09) stay strings, as in CloudFormation.
-_CfnLoader.add_constructor("tag:yaml.org,2002:timestamp", _CfnLoader.construct_yaml_str)
-
-
-def _yaml_lines(root: yaml.Node) -> dict[str, int]:
-    """Lines of each resource and SAM event, from the composed (not yet built) node tree."""
-    lines: dict[str, int] = {}
-    resources = _child(root, "Resources")
-    if not isinstance(resources, yaml.MappingNode):
-        return lines
-    for key, value in resources.value:
-        if not isinstance(key, yaml.ScalarNode):
-            continue
-        lines[key.value] = key.start_mark.line + 1
-        events = _child(_child(value, "Properties"), "Events")
-        if isinstance(events, yaml.MappingNode):
-            for event_key, _ in events.value:
-                if isinstance(event_key, yaml.ScalarNode):
-                    lines[f"{key.value}/Events/{event_key.value}"] = event_key.start_mark.line + 1
-    return lines
-
-
-def _child(node: yaml.Node | None, name: str) -> yaml.Node | None:
-    if not isinstance(node, yaml.MappingNode):
-        return None
-    for key, value in node.value:
-        if isinstance(key, yaml.ScalarNode) and key.value == name:
-            return value  # type: ignore[no-any-return]
-    return None
-
-
-def _load_yaml(path: str, text: str) -> tuple[Any, dict[str, int]]:
-    loader = _CfnLoader(text)
+def _decode(name: str, text: str) -> tuple[Any, dict[str, int]]:
+    """Decode JSON or YAML (chosen by the first character); YAML's reader is loaded on use."""
+    if text.lstrip()[:1] == "{":
+        return load_json(name, text)
     try:
-        root = loader.get_single_node()
-        if root is None:
-            return None, {}
-        return loader.construct_document(root), _yaml_lines(root)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = mark.line + 1 if mark is not None else None
-        problem = error.problem or error.context or "invalid YAML"
-        raise TemplateError(path, line, f"could not parse YAML: {problem}") from None
-    except yaml.YAMLError as error:
-        raise TemplateError(path, None, f"could not parse YAML: {error}") from None
-    finally:
-        loader.dispose()
-
-
-# --- JSON --------------------------------------------------------------------------------
-
-_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*\{')
-_RESOURCES_KEY = re.compile(r'"Resources"\s*:\s*\{')
-
-
-def _json_lines(text: str, body: dict[str, Any]) -> dict[str, int]:
-    """Lines of each resource (the first ``"<id>": {`` after ``"Resources": {``) and SAM event.
-
-    One regex pass over the text; nested objects come after their resource's key, so the
-    first match of an id is the resource itself (an id that is also a property name of an
-    earlier resource could be placed early; lines are hints, not identities).
-    """
-    resources = body.get("Resources")
-    start = _RESOURCES_KEY.search(text)
-    if not isinstance(resources, dict) or start is None:
-        return {}
-    wanted = set(resources)
-    offsets: dict[str, int] = {}
-    for match in _JSON_KEY.finditer(text, start.end()):
-        key = match.group(1)
-        if key in wanted and key not in offsets:
-            offsets[key] = match.start()
-            if len(offsets) == len(wanted):
-                break
-    for logical_id, offset in list(offsets.items()):
-        resource = resources[logical_id]
-        properties = resource.get("Properties") if isinstance(resource, dict) else None
-        events = properties.get("Events") if isinstance(properties, dict) else None
-        if not isinstance(events, dict):
-            continue
-        events_key = re.compile(r'"Events"\s*:\s*\{').search(text, offset)
-        for event_name in events if events_key else ():
-            found = re.compile(rf'"{re.escape(str(event_name))}"\s*:\s*\{{').search(
-                text, events_key.end() if events_key else offset
-            )
-            if found:
-                offsets[f"{logical_id}/Events/{event_name}"] = found.start()
-    lines: dict[str, int] = {}
-    line, position = 1, 0
-    for key, offset in sorted(offsets.items(), key=lambda item: item[1]):
-        line += text.count("\n", position, offset)
-        position = offset
-        lines[key] = line
-    return lines
-
-
-def _load_json(path: str, text: str) -> tuple[Any, dict[str, int]]:
-    try:
-        body = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise TemplateError(path, error.lineno, f"could not parse JSON: {error.msg}") from None
-    return body, _json_lines(text, body) if isinstance(body, dict) else {}
-
-
-# --- files and cloud assemblies ----------------------------------------------------------
+        from safe_queue.template._yaml import load_yaml
+    except ModuleNotFoundError as missing:  # PyYAML comes with the `cli` extra
+        raise TemplateError(
+            name,
+            None,
+            f"is YAML, and reading YAML needs {missing.name}, which is not installed. Fix:"
+            " pip install 'safe-queue[cli]' (JSON templates and cdk.out need nothing more).",
+        ) from None
+    return load_yaml(name, text)
 
 
 def load_template(
@@ -260,18 +82,12 @@ def load_template(
     Raises
     ------
     TemplateError
-        The file is missing, unreadable, unparseable, or has no ``Resources`` section.
+        The file is missing, unreadable, unparseable, hostile (see the module's notes), or
+        has no ``Resources`` section.
     """
     name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise TemplateError(name, None, "no such file") from None
-    except IsADirectoryError:
-        raise TemplateError(name, None, "is a directory without manifest.json") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise TemplateError(name, None, f"could not read: {error}") from None
-    body, lines = (_load_json if text.lstrip()[:1] == "{" else _load_yaml)(name, text)
+    text = read_text(path)
+    body, lines = _decode(name, text)
     if not isinstance(body, dict) or not isinstance(body.get("Resources"), dict):
         raise TemplateError(
             name,
@@ -280,6 +96,10 @@ def load_template(
             " files (JSON or YAML) or a cdk.out directory.",
         )
     for logical_id, resource in body["Resources"].items():
+        if not isinstance(logical_id, str):
+            raise TemplateError(name, None, f"resource id {logical_id!r} is not a name")
+        if logical_id.startswith(LOOP_PREFIX):
+            continue  # an Fn::ForEach loop (AWS::LanguageExtensions), expanded later
         if not isinstance(resource, dict):
             raise TemplateError(
                 name, lines.get(logical_id), f"resource {logical_id} is not a mapping"
@@ -288,19 +108,47 @@ def load_template(
     return TemplateFile(name, body, lines, stack, scope, pseudo)
 
 
-def _load_assembly(directory: Path, scope: str) -> Iterator[TemplateFile]:
-    manifest_path = directory / "manifest.json"
-    shown = str(manifest_path)
+_MAX_MANIFEST_BYTES = 64 * 1_048_576  # a manifest is not a template; CDK's can be large
+
+
+def _read_json(path: Path) -> Any:
+    """Read a cloud assembly's own JSON file (manifest, asset manifest), bounded."""
+    shown = str(path)
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        with open(path, "rb") as stream:
+            data = stream.read(_MAX_MANIFEST_BYTES + 1)
     except FileNotFoundError:
         raise TemplateError(
             shown, None, "no such file: a directory must be a cloud assembly (cdk.out)"
         ) from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise link_loop(shown) from None
+        raise TemplateError(shown, None, f"could not read: {error.strerror or error}") from None
+    if len(data) > _MAX_MANIFEST_BYTES:
+        raise TemplateError(shown, None, "is larger than 64 MB: not a cloud assembly manifest")
+    try:
+        return json.loads(data.decode("utf-8"))
     except json.JSONDecodeError as error:
         raise TemplateError(shown, error.lineno, f"could not parse JSON: {error.msg}") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except RecursionError:
+        raise too_deep(shown, None) from None
+    except ValueError as error:  # not UTF-8, or an integer of more than 4,300 digits
         raise TemplateError(shown, None, f"could not read: {error}") from None
+
+
+def _load_assembly(directory: Path, scope: str, seen: set[str]) -> Iterator[TemplateFile]:
+    real = os.path.realpath(directory)
+    if real in seen:
+        raise TemplateError(
+            str(directory),
+            None,
+            "is a cloud assembly already being read (a loop of nested assemblies or symbolic"
+            " links). Fix: point each nested assembly at its own directory.",
+        )
+    seen.add(real)
+    shown = str(directory / "manifest.json")
+    manifest = _read_json(directory / "manifest.json")
     artifacts = manifest.get("artifacts") if isinstance(manifest, dict) else None
     if not isinstance(artifacts, dict):
         raise TemplateError(shown, None, "is not a cloud assembly manifest (no artifacts)")
@@ -308,20 +156,25 @@ def _load_assembly(directory: Path, scope: str) -> Iterator[TemplateFile]:
     for artifact_id, artifact in artifacts.items():
         if not isinstance(artifact, dict):
             continue
-        properties = artifact.get("properties") or {}
+        properties = artifact.get("properties")
+        properties = properties if isinstance(properties, dict) else {}
         kind = artifact.get("type")
-        if kind == "aws:cloudformation:stack" and properties.get("templateFile"):
+        template_file = properties.get("templateFile")
+        if kind == "aws:cloudformation:stack" and isinstance(template_file, str):
+            stack_name = properties.get("stackName")
             template = load_template(
-                directory / properties["templateFile"],
+                directory / template_file,
                 stack=artifact_id,
                 scope=scope,
-                stack_name=properties.get("stackName") or artifact_id,
+                stack_name=stack_name if isinstance(stack_name, str) else artifact_id,
             )
             yield template
-            yield from _nested_stacks(directory, template, assets)
-        elif kind == "cdk:cloud-assembly" and properties.get("directoryName"):
+            yield from _nested_stacks(
+                directory, template, assets, {os.path.realpath(template.path)}
+            )
+        elif kind == "cdk:cloud-assembly" and isinstance(properties.get("directoryName"), str):
             nested = directory / properties["directoryName"]
-            yield from _load_assembly(nested, str(nested))
+            yield from _load_assembly(nested, str(nested), seen)
 
 
 _ASSET_HASH = re.compile(r"([0-9a-f]{64})\.json")
@@ -333,12 +186,13 @@ def _asset_paths(directory: Path, artifacts: dict[str, Any]) -> dict[str, str]:
     for artifact in artifacts.values():
         if not isinstance(artifact, dict) or artifact.get("type") != "cdk:asset-manifest":
             continue
-        name = (artifact.get("properties") or {}).get("file")
+        properties = artifact.get("properties")
+        name = properties.get("file") if isinstance(properties, dict) else None
         try:
-            files = json.loads((directory / str(name)).read_text(encoding="utf-8")).get("files")
-        except (OSError, ValueError, AttributeError):
+            files = _read_json(directory / str(name)).get("files")
+        except (TemplateError, AttributeError):
             continue  # an asset manifest is not needed for the stacks themselves
-        for asset_hash, asset in (files or {}).items():
+        for asset_hash, asset in (files if isinstance(files, dict) else {}).items():
             source = asset.get("source") if isinstance(asset, dict) else None
             if isinstance(source, dict) and isinstance(source.get("path"), str):
                 paths[str(asset_hash)] = source["path"]
@@ -346,25 +200,33 @@ def _asset_paths(directory: Path, artifacts: dict[str, Any]) -> dict[str, str]:
 
 
 def _nested_stacks(
-    directory: Path, parent: TemplateFile, assets: dict[str, str]
+    directory: Path, parent: TemplateFile, assets: dict[str, str], ancestors: set[str]
 ) -> Iterator[TemplateFile]:
     """Yield the templates of a stack's CDK ``NestedStack``s (and theirs) in the assembly."""
     for logical_id, resource in parent.resources.items():
-        if resource.get("Type") != "AWS::CloudFormation::Stack":
+        if not isinstance(resource, dict) or resource.get("Type") != "AWS::CloudFormation::Stack":
             continue
         metadata = resource.get("Metadata")
         path = metadata.get("aws:asset:path") if isinstance(metadata, dict) else None
         if not isinstance(path, str):
-            found = _ASSET_HASH.search(
-                json.dumps((resource.get("Properties") or {}).get("TemplateURL"))
-            )
+            properties = resource.get("Properties")
+            url = properties.get("TemplateURL") if isinstance(properties, dict) else None
+            found = _ASSET_HASH.search(json.dumps(url))
             path = assets.get(found.group(1)) if found else None
         if not path or not (directory / path).is_file():
             continue
+        real = os.path.realpath(directory / path)
+        if real in ancestors:
+            raise TemplateError(
+                parent.path,
+                parent.lines.get(logical_id),
+                f"nested stack {logical_id} is this template or one that contains it (a loop"
+                " of nested stacks). Fix: give the nested stack its own template.",
+            )
         nested = load_template(directory / path, stack=parent.stack, scope=parent.scope)
         nested.parent = (parent, logical_id)
         yield nested
-        yield from _nested_stacks(directory, nested, assets)
+        yield from _nested_stacks(directory, nested, assets, ancestors | {real})
 
 
 def expand_paths(paths: Sequence[str | Path]) -> list[TemplateFile]:
@@ -379,17 +241,45 @@ def expand_paths(paths: Sequence[str | Path]) -> list[TemplateFile]:
         A path is missing, unreadable or unparseable.
     """
     templates: list[TemplateFile] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()
+    assemblies: set[str] = set()
     for given in paths:
         path = Path(given)
-        key = path.resolve()
+        key = os.path.realpath(path)  # never raises on a symbolic-link loop
         if key in seen:  # the same file twice would export every name twice
             continue
         seen.add(key)
         if path.is_dir():
-            templates.extend(_load_assembly(path, str(path)))
+            templates.extend(_load_assembly(path, str(path), assemblies))
         elif path.name == "manifest.json" and path.is_file():
-            templates.extend(_load_assembly(path.parent, str(path.parent)))
+            templates.extend(_load_assembly(path.parent, str(path.parent), assemblies))
         else:
             templates.append(load_template(given))
     return templates
+
+
+def warn_over_limits(templates: Sequence[TemplateFile]) -> None:
+    """Warn (:class:`TemplateLimitWarning`) for each stack over CloudFormation's resources.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> big = TemplateFile("big.json", {"Resources": {f"Q{i}": {} for i in range(501)}})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_over_limits([big])
+    >>> print(caught[0].message)
+    big.json: 501 resources, more than CloudFormation's 500 for each stack: CloudFormation \
+would refuse to create it (checked anyway). Fix: split the stack (nested stacks).
+    """
+    for template in templates:
+        count = len(template.resources)
+        if count > MAX_RESOURCES:
+            warnings.warn(
+                TemplateLimitWarning(
+                    f"{template.path}: {count} resources, more than CloudFormation's"
+                    f" {MAX_RESOURCES} for each stack: CloudFormation would refuse to create"
+                    " it (checked anyway). Fix: split the stack (nested stacks)."
+                ),
+                stacklevel=2,
+            )

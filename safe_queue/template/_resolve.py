@@ -1,162 +1,47 @@
-"""Resolve intrinsic functions across the templates of one run, and find queues and functions.
+"""Resolve intrinsic functions across the templates of one run.
 
-Values are plain (``str``, ``int``, ``bool``, lists, dicts), a :class:`Reference` to a
-resource (``Ref``/``Fn::GetAtt``), a :class:`Text` mixing strings and references
-(``Fn::Sub``/``Fn::Join`` over a reference), or :class:`Unresolved` with the reason. Nothing
-is guessed: what cannot be known stays :class:`Unresolved`, and becomes the engine's
-``Unknown`` (``safe-queue:unchecked``).
+:class:`Resolver` evaluates ``Ref``, ``Fn::GetAtt``, ``Fn::Sub``, ``Fn::Join``,
+``Fn::Select``, ``Fn::Split``, ``Fn::FindInMap``, ``Fn::If`` and conditions, parameters
+(``--parameter``, ``Default``, a nested stack's parent), ``Fn::ImportValue`` against every
+template's exports and CDK's ``Fn::GetStackOutput``; what it cannot know stays
+:class:`~safe_queue.template._values.Unresolved`. The deployment
+(:mod:`~safe_queue.template._deployment`) adds the lookups of queues and functions.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from safe_queue.template._load import TemplateFile
-
-__all__ = [
-    "FUNCTION_TYPES",
-    "QUEUE_TYPE",
-    "Deployment",
-    "Located",
-    "NotQueue",
-    "Reference",
-    "Text",
-    "Trace",
-    "Unresolved",
-]
-
-QUEUE_TYPE = "AWS::SQS::Queue"
-SAM_FUNCTION = "AWS::Serverless::Function"
-FUNCTION_TYPES = ("AWS::Lambda::Function", SAM_FUNCTION)
-_ARN_NAME_INDEX = 6  # arn:aws:lambda:region:account:function:NAME
-_ALIAS = "AWS::Lambda::Alias"
-_VERSION = "AWS::Lambda::Version"
-_PSEUDO = frozenset(
-    {
-        "AWS::AccountId",
-        "AWS::NotificationARNs",
-        "AWS::Partition",
-        "AWS::Region",
-        "AWS::StackId",
-        "AWS::StackName",
-        "AWS::URLSuffix",
-    }
+from safe_queue.template._file import TemplateFile
+from safe_queue.template._values import (
+    ABSENT,
+    ALIAS_TYPE,
+    FUNCTION_TYPES,
+    PSEUDO_PARAMETERS,
+    SAM_FUNCTION,
+    SUB_VARIABLE,
+    VERSION_TYPE,
+    Located,
+    Reference,
+    Trace,
+    Unresolved,
+    Value,
+    concatenate,
+    resource_of,
+    to_int,
 )
+
+__all__ = ["Resolver"]
+
+# Pseudo parameters a template may Ref; Fn::* this reader does not evaluate.
+_PSEUDO = PSEUDO_PARAMETERS
+_UNSUPPORTED = ("Fn::Base64", "Fn::Cidr", "Fn::GetAZs", "Fn::Transform", "Fn::ForEach")
 _NO_VALUE = "AWS::NoValue"
-_UNSUPPORTED = (
-    "Fn::Base64",
-    "Fn::Cidr",
-    "Fn::GetAZs",
-    "Fn::Length",
-    "Fn::ToJsonString",
-    "Fn::Transform",
-    "Fn::ForEach",
-)
-# Event sources that are not SQS: their mappings are not checked (and not counted).
-_NOT_QUEUE_TYPES = (
-    "AWS::Kinesis::",
-    "AWS::DynamoDB::",
-    "AWS::MSK::",
-    "AWS::AmazonMQ::",
-    "AWS::DocDB::",
-    "AWS::DocDBElastic::",
-)
-_NOT_QUEUE_SERVICES = frozenset({"kinesis", "dynamodb", "kafka", "mq", "rds", "docdb-elastic"})
-_SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")
+_ARN_NAME_INDEX = 6  # arn:aws:lambda:region:account:function:NAME
+
 _MAX_DEPTH = 20
-
-
-@dataclass(frozen=True)
-class Unresolved:
-    """A value that cannot be known from the templates; ``why`` ends a sentence."""
-
-    why: str
-
-
-@dataclass(frozen=True, eq=False)
-class Reference:
-    """``Ref`` (``attribute`` None) or ``Fn::GetAtt`` of a resource of ``template``."""
-
-    template: TemplateFile
-    logical_id: str
-    attribute: str | None = None
-
-    @property
-    def type(self) -> str:
-        """The resource's ``Type``."""
-        return str(self.template.resources[self.logical_id].get("Type", ""))
-
-    @property
-    def metadata(self) -> dict[str, Any]:
-        """The resource's ``Metadata`` (empty when absent)."""
-        metadata = self.template.resources[self.logical_id].get("Metadata")
-        return metadata if isinstance(metadata, dict) else {}
-
-    def __str__(self) -> str:
-        suffix = f".{self.attribute}" if self.attribute else ""
-        return f"${{{self.logical_id}{suffix}}}"
-
-
-@dataclass(frozen=True)
-class Text:
-    """A string built from literal parts and references (``Fn::Sub``, ``Fn::Join``)."""
-
-    parts: tuple[str | Reference, ...]
-
-    def __str__(self) -> str:
-        return "".join(str(part) for part in self.parts)
-
-
-@dataclass(frozen=True)
-class NotQueue:
-    """The event source is something other than an SQS queue (a stream, a broker...)."""
-
-    what: str
-
-
-@dataclass(frozen=True)
-class Located:
-    """A resource found: its template and logical id."""
-
-    template: TemplateFile
-    logical_id: str
-
-    @property
-    def properties(self) -> dict[str, Any]:
-        """The resource's ``Properties`` (empty when absent)."""
-        properties = self.template.resources[self.logical_id].get("Properties")
-        return properties if isinstance(properties, dict) else {}
-
-    @property
-    def type(self) -> str:
-        """The resource's ``Type``."""
-        return str(self.template.resources[self.logical_id].get("Type", ""))
-
-    @property
-    def metadata(self) -> dict[str, Any]:
-        """The resource's ``Metadata`` (empty when absent)."""
-        metadata = self.template.resources[self.logical_id].get("Metadata")
-        return metadata if isinstance(metadata, dict) else {}
-
-
-@dataclass
-class Trace:
-    """What resolving one mapping assumed: parameter values (and where they came from)."""
-
-    parameters: dict[str, str] = field(default_factory=dict)
-    notes: dict[str, None] = field(default_factory=dict)
-
-    def note(self, text: str) -> None:
-        """Record an assumption once."""
-        self.notes[text] = None
-
-
-Value = Any
-"""A resolved value: plain data, :class:`Reference`, :class:`Text` or :class:`Unresolved`."""
 
 
 def _is_sam(template: TemplateFile) -> bool:
@@ -165,7 +50,7 @@ def _is_sam(template: TemplateFile) -> bool:
     return any(isinstance(name, str) and name.startswith("AWS::Serverless") for name in names)
 
 
-class Deployment:
+class Resolver:
     """Every template of one run: resolves values in one, and references across them.
 
     Parameters
@@ -185,6 +70,12 @@ class Deployment:
         self._names: dict[tuple[str, str], list[Located]] | None = None
         self._sam_aliases: dict[int, dict[str, str]] = {}
 
+    def forget(self) -> None:
+        """Drop what was read of the templates (exports, names): they have changed."""
+        self._exports = None
+        self._names = None
+        self._sam_aliases = {}
+
     # --- resolution ------------------------------------------------------------------
 
     def resolve(self, template: TemplateFile, node: Any, trace: Trace, depth: int = 0) -> Value:
@@ -193,7 +84,7 @@ class Deployment:
             return Unresolved("is defined in a cycle of references or imports")
         if isinstance(node, list):
             items = [self.resolve(template, item, trace, depth + 1) for item in node]
-            return [item for item in items if item is not _ABSENT]
+            return [item for item in items if item is not ABSENT]
         if not isinstance(node, dict):
             return node
         if len(node) == 1:
@@ -218,18 +109,53 @@ class Deployment:
                 return self._find_in_map(template, argument, trace, depth)
             if key == "Fn::If":
                 return self._if(template, argument, trace, depth)
+            if key == "Fn::Length":
+                return self._length(template, argument, trace, depth)
+            if key == "Fn::ToJsonString":
+                return self._to_json_string(template, argument, trace, depth)
             if key in _UNSUPPORTED:
                 return Unresolved(f"is computed with {key}, which safe-queue does not evaluate")
         resolved = {
             key: self.resolve(template, value, trace, depth + 1) for key, value in node.items()
         }
-        return {key: value for key, value in resolved.items() if value is not _ABSENT}
+        return {key: value for key, value in resolved.items() if value is not ABSENT}
+
+    def _length(self, template: TemplateFile, argument: Any, trace: Trace, depth: int) -> Value:
+        """``Fn::Length`` (AWS::LanguageExtensions): the number of items of a list."""
+        items = self.resolve(template, argument, trace, depth + 1)
+        if isinstance(items, Unresolved):
+            return items
+        if not isinstance(items, list):
+            return Unresolved(f"is an Fn::Length of {items!r}, which is not a list")
+        return len(items)
+
+    def _to_json_string(
+        self, template: TemplateFile, argument: Any, trace: Trace, depth: int
+    ) -> Value:
+        """``Fn::ToJsonString`` (AWS::LanguageExtensions): an object or list as JSON text.
+
+        A reference inside becomes its ``${Id.Attribute}`` placeholder, as in ``Fn::Sub``
+        text, so a ``RedrivePolicy`` written this way still reaches its dead-letter queue.
+        """
+        value = self.resolve(template, argument, trace, depth + 1)
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, Unresolved):
+                return item
+            if isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+        if not isinstance(value, dict | list):
+            return Unresolved(f"is an Fn::ToJsonString of {value!r}, not an object or a list")
+        return json.dumps(value, separators=(",", ":"), default=str)
 
     def _ref(self, template: TemplateFile, name: Any, trace: Trace, depth: int = 0) -> Value:
         if not isinstance(name, str):
             return Unresolved(f"is a Ref to {name!r}, which is not a name")
         if name == _NO_VALUE:
-            return _ABSENT
+            return ABSENT
         if name in _PSEUDO:
             return template.pseudo.get(name, f"${{{name}}}")
         parameters = template.body.get("Parameters")
@@ -251,7 +177,7 @@ class Deployment:
         if template.parent is not None:
             # A nested stack's parameter takes the value its parent stack passes.
             parent, stack_id = template.parent
-            properties = parent.resources.get(stack_id, {}).get("Properties")
+            properties = resource_of(parent, stack_id).get("Properties")
             passed = properties.get("Parameters") if isinstance(properties, dict) else None
             if isinstance(passed, dict) and name in passed:
                 return self.resolve(parent, passed[name], trace, depth + 1)
@@ -284,11 +210,13 @@ class Deployment:
             generated = {}
             if _is_sam(template):
                 for logical_id, resource in template.resources.items():
-                    if resource.get("Type") != SAM_FUNCTION:
+                    if not isinstance(resource, dict) or resource.get("Type") != SAM_FUNCTION:
                         continue
                     generated[f"{logical_id}.Alias"] = logical_id
                     generated[f"{logical_id}.Version"] = logical_id
-                    properties = resource.get("Properties") or {}
+                    properties = resource.get("Properties")
+                    if not isinstance(properties, dict):
+                        continue
                     alias = properties.get("AutoPublishAlias")
                     if isinstance(alias, str):
                         generated[f"{logical_id}Alias{alias}"] = logical_id
@@ -318,7 +246,7 @@ class Deployment:
             return Unresolved("is an Fn::Sub whose string is not known")
         parts: list[Value] = []
         position = 0
-        for match in _SUB_VARIABLE.finditer(argument):
+        for match in SUB_VARIABLE.finditer(argument):
             parts.append(argument[position : match.start()])
             position = match.end()
             name = match.group(1).strip()
@@ -331,7 +259,7 @@ class Deployment:
             else:
                 parts.append(self._ref(template, name, trace, depth))
         parts.append(argument[position:])
-        return _concatenate(parts)
+        return concatenate(parts)
 
     def _join(self, template: TemplateFile, argument: Any, trace: Trace, depth: int) -> Value:
         if not isinstance(argument, list) or len(argument) != 2:
@@ -347,12 +275,12 @@ class Deployment:
             if index:
                 parts.append(delimiter)
             parts.append(item)
-        return _concatenate(parts)
+        return concatenate(parts)
 
     def _select(self, template: TemplateFile, argument: Any, trace: Trace, depth: int) -> Value:
         if not isinstance(argument, list) or len(argument) != 2:
             return Unresolved("is an Fn::Select that is malformed")
-        index = _as_int(self.resolve(template, argument[0], trace, depth + 1))
+        index = to_int(self.resolve(template, argument[0], trace, depth + 1))
         items = self.resolve(template, argument[1], trace, depth + 1)
         if isinstance(items, Unresolved):
             return items
@@ -371,7 +299,7 @@ class Deployment:
             delimiter == ":"
             and isinstance(source, Reference)
             and source.attribute in (None, "Arn")
-            and source.type in (*FUNCTION_TYPES, _ALIAS, _VERSION)
+            and source.type in (*FUNCTION_TYPES, ALIAS_TYPE, VERSION_TYPE)
         ):
             # The ARN of a function, alias or version: arn:PARTITION:lambda:REGION:ACCOUNT:
             # function:NAME[:QUALIFIER]. Its seventh part names the function (what
@@ -511,195 +439,3 @@ class Deployment:
                     if isinstance(name, str):
                         self._exports.setdefault(name, []).append((template, output.get("Value")))
         return self._exports
-
-    # --- queues and functions ----------------------------------------------------------
-
-    def _named(self, kind: str, name: str) -> list[Located]:
-        if self._names is None:
-            self._names = {}
-            for template in self.templates:
-                for logical_id, resource in template.resources.items():
-                    resource_type = resource.get("Type")
-                    if resource_type == QUEUE_TYPE:
-                        key, prop = "queue", "QueueName"
-                    elif resource_type in FUNCTION_TYPES:
-                        key, prop = "function", "FunctionName"
-                    else:
-                        continue
-                    properties = resource.get("Properties") or {}
-                    physical = self.resolve(template, properties.get(prop), Trace())
-                    if isinstance(physical, str):
-                        self._names.setdefault((key, physical), []).append(
-                            Located(template, logical_id)
-                        )
-        return self._names.get((kind, name), [])
-
-    def find_queue(self, value: Value) -> Located | NotQueue | Unresolved:
-        """Find the queue an ARN (``EventSourceArn``, ``deadLetterTargetArn``...) refers to."""
-        if isinstance(value, Unresolved):
-            return value
-        if isinstance(value, Text):
-            tail = value.parts[-1]
-            if isinstance(tail, Reference):
-                value = tail
-            else:
-                return self._queue_by_arn(str(value))
-        if isinstance(value, Reference):
-            if value.type == QUEUE_TYPE:
-                return Located(value.template, value.logical_id)
-            if value.type.startswith(_NOT_QUEUE_TYPES):
-                return NotQueue(f"{value.type} {value.logical_id}")
-            return Unresolved(f"is {value.type} {value.logical_id}, not an SQS queue")
-        if isinstance(value, str):
-            return self._queue_by_arn(value)
-        return Unresolved(f"is {value!r}, not a queue ARN")
-
-    def _queue_by_arn(self, arn: str) -> Located | NotQueue | Unresolved:
-        segments = _segments(arn)
-        if arn.startswith("arn:") and len(segments) >= 6 and segments[2] in _NOT_QUEUE_SERVICES:
-            return NotQueue(arn)
-        name = segments[-1].rsplit("/", 1)[-1]
-        return self._one_named("queue", name, arn)
-
-    def find_function(self, value: Value, trace: Trace, depth: int = 0) -> Located | Unresolved:
-        """Find the function a ``FunctionName`` refers to, through aliases and versions."""
-        if depth > _MAX_DEPTH:
-            return Unresolved("is defined in a cycle of aliases or versions")
-        if isinstance(value, Unresolved):
-            return value
-        if isinstance(value, Text):
-            tail = [part for part in value.parts if part != ""]
-            references = [part for part in tail if isinstance(part, Reference)]
-            if len(references) == 1 and (
-                tail[-1] is references[0]
-                or (len(tail) >= 2 and tail[-2] is references[0] and str(tail[-1]).startswith(":"))
-            ):
-                value = references[0]
-            else:
-                return self._function_by_name(str(value))
-        if isinstance(value, Reference):
-            located = Located(value.template, value.logical_id)
-            if value.type in FUNCTION_TYPES:
-                return located
-            if value.type in (_ALIAS, _VERSION):
-                properties = located.properties
-                target = properties.get("FunctionName")
-                if target is None and value.type == _ALIAS:
-                    target = properties.get("FunctionVersion")
-                resolved = self.resolve(value.template, target, trace, depth + 1)
-                return self.find_function(resolved, trace, depth + 1)
-            return Unresolved(f"is {value.type} {value.logical_id}, not a Lambda function")
-        if isinstance(value, str):
-            return self._function_by_name(value)
-        return Unresolved(f"is {value!r}, not a function name or ARN")
-
-    def _function_by_name(self, name: str) -> Located | Unresolved:
-        # arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER], ACCOUNT:function:NAME,
-        # NAME[:QUALIFIER]
-        segments = _segments(name)
-        index = segments.index("function") if "function" in segments else -1
-        short = segments[index + 1] if 0 <= index < len(segments) - 1 else segments[0]
-        return self._one_named("function", short, name)
-
-    def _one_named(self, kind: str, name: str, given: str) -> Located | Unresolved:
-        found = self._named(kind, name) if name and "${" not in name else []
-        if len(found) == 1:
-            return found[0]
-        if found:
-            where = ", ".join(f"{item.logical_id} in {item.template.path}" for item in found)
-            return Unresolved(f"{given} is defined more than once in these templates ({where})")
-        return Unresolved(f"{given} is not defined in these templates")
-
-
-class _Absent:
-    """``AWS::NoValue``: the property is removed."""
-
-    def __repr__(self) -> str:
-        return "AWS::NoValue"
-
-
-_ABSENT: Any = _Absent()
-
-
-def _segments(arn: str) -> list[str]:
-    """Split an ARN at ``:``, each ``${AWS::Region}``-like placeholder as ``*``."""
-    return _SUB_VARIABLE.sub("*", arn).split(":")
-
-
-def _concatenate(parts: list[Value]) -> Value:
-    """Join resolved parts into a ``str``, a :class:`Text`, or the first :class:`Unresolved`."""
-    flat: list[str | Reference] = []
-    for part in parts:
-        if isinstance(part, Unresolved):
-            return part
-        if isinstance(part, Text):
-            flat.extend(part.parts)
-        elif isinstance(part, Reference):
-            flat.append(part)
-        elif isinstance(part, bool):
-            flat.append(str(part).lower())
-        elif isinstance(part, str | int | float):
-            flat.append(str(part))
-        elif part is _ABSENT:
-            continue
-        else:
-            return Unresolved(f"joins {part!r}, which is not a string")
-    merged: list[str | Reference] = []
-    for part in flat:
-        if isinstance(part, str) and merged and isinstance(merged[-1], str):
-            merged[-1] += part
-        else:
-            merged.append(part)
-    if all(isinstance(part, str) for part in merged):
-        return "".join(str(part) for part in merged)
-    return Text(tuple(part for part in merged if part != ""))
-
-
-def _as_int(value: Value) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            try:
-                number = float(value)
-            except ValueError:
-                return None
-            return int(number) if number.is_integer() else None
-    return None
-
-
-def as_int(value: Value) -> int | Unresolved | None:
-    """Return a whole number from a resolved value (``"60"`` counts), ``None`` when absent."""
-    if value is None or value is _ABSENT or isinstance(value, Unresolved):
-        return None if value is _ABSENT else value
-    number = _as_int(value)
-    if number is None:
-        return Unresolved(f"is {value}, not a whole number")
-    return number
-
-
-def as_bool(value: Value) -> bool | Unresolved | None:
-    """Return a boolean from a resolved value (``"true"`` counts), ``None`` when absent."""
-    if value is None or isinstance(value, Unresolved):
-        return value
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    return Unresolved(f"is {value}, not true or false")
-
-
-def parse_json_text(value: Value) -> Value:
-    """Parse a JSON-string ``RedrivePolicy``; references stay ``${Id.Attr}`` placeholders."""
-    if isinstance(value, Text | str):
-        try:
-            return json.loads(str(value))
-        except json.JSONDecodeError:
-            return Unresolved(f"is {str(value)!r}, not JSON")
-    return value

@@ -1,13 +1,15 @@
 """``safe-queue check``: the template checker's subcommand (registered by :mod:`safe_queue.cli`).
 
 Exit codes: 0 no finding at or above ``--fail-on``; 1 one at or above it; 2 a usage error or
-a file that is missing, unreadable or unparseable (one line on stderr naming the file).
+a file that is missing, unreadable, unparseable or hostile (one line on stderr naming the
+file). A stack over CloudFormation's 500 resources is a warning on stderr, not an error.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,9 @@ and states (the JSON of `terraform show -json`). No AWS account needed.
 exit codes:
   0  no finding at or above --fail-on
   1  a finding at or above --fail-on
-  2  usage error, or a file that is missing, unreadable or unparseable
+  2  usage error, or a file that is missing, unreadable, unparseable, not a template,
+     or hostile (over 1 MB, not UTF-8, a key twice, nested too deep, a YAML alias bomb,
+     a symbolic-link loop); a stack over 500 resources is only a warning
 """
 
 
@@ -79,18 +83,32 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``check`` with parsed arguments; returns the exit code."""
-    from safe_queue.template import ParameterError, TemplateError, check_paths
+    from safe_queue.template import (
+        ParameterError,
+        TemplateError,
+        TemplateLimitWarning,
+        check_paths,
+    )
     from safe_queue.terraform import TerraformError, is_terraform_json
     from safe_queue.terraform import check_paths as check_terraform
 
     terraform = [path for path in args.paths if is_terraform_json(path)]
     try:
         templates = [Path(path) for path in args.paths if path not in terraform]
-        report = check_paths(templates, dict(args.parameter))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TemplateLimitWarning)
+            report = check_paths(templates, dict(args.parameter))
         report = check_terraform(terraform, report) if terraform else report
     except (TemplateError, ParameterError, TerraformError) as error:
         print(f"safe-queue check: error: {error}", file=sys.stderr)
         return 2
+    for warning in caught:
+        if issubclass(warning.category, TemplateLimitWarning):
+            print(f"safe-queue check: warning: {warning.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
     output = render(report, args.format)
     if args.output:
         try:

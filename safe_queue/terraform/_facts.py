@@ -7,30 +7,36 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from safe_queue.engine import RULES, limits
-from safe_queue.engine.acknowledge import acknowledgement
 from safe_queue.engine.facts import (
-    Acknowledgement,
     FunctionFacts,
     MappingFacts,
-    ProvisionedFacts,
     QueueFacts,
     RedriveFacts,
     Unknown,
+)
+from safe_queue.terraform._attributes import (
+    ACKNOWLEDGE_TAG,
+    LATER,
+    acknowledgements,
+    boolean,
+    filters,
+    function_name,
+    integer,
+    name_in_arn,
+    provisioned,
+    queue_name,
+    response_types,
+    scaling,
 )
 from safe_queue.terraform._links import Resolved, resolve
 from safe_queue.terraform._load import (
     AFTER_APPLY,
     Document,
     Instance,
-    TerraformError,
-    has_unknown_inside,
 )
 
 __all__ = ["ACKNOWLEDGE_TAG", "TerraformMapping", "build_mappings"]
 
-ACKNOWLEDGE_TAG: Final = "safe-queue:acknowledge:"
-"""Tag key prefix: ``safe-queue:acknowledge:<rule>`` = ``<reason>`` acknowledges a finding."""
 
 MAPPING: Final = "aws_lambda_event_source_mapping"
 QUEUE: Final = "aws_sqs_queue"
@@ -61,8 +67,6 @@ _NOT_SQS: Final = (
     "parallelization_factor",
     "tumbling_window_in_seconds",
 )
-_LATER = "is known only after apply"
-_RULE_IDS: Final = frozenset(entry.id for entry in RULES)
 
 
 @dataclass(frozen=True)
@@ -93,53 +97,6 @@ class TerraformMapping:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _integer(value: Any, what: str) -> int | Unknown | None:
-    if value is AFTER_APPLY:
-        return Unknown(what, _LATER)
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return Unknown(what, f"is {value!r}, not a number")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            pass
-    return Unknown(what, f"is {value!r}, not a whole number")
-
-
-def _name_in_arn(arn: str, service: str) -> str | None:
-    """Return the resource name of an ``arn:<partition>:<service>:...`` ARN."""
-    parts = arn.split(":")
-    if len(parts) < 6 or parts[0] != "arn" or parts[2] != service:
-        return None
-    if service == "lambda":
-        return parts[6] if len(parts) > 6 and parts[5] == "function" else None
-    return parts[5]
-
-
-def _function_name(value: str) -> str:
-    """Return a function's name from any form Lambda accepts (name, ARN, partial, qualified).
-
-    Examples
-    --------
-    >>> [_function_name(v) for v in ("render", "render:live",
-    ...     "arn:aws:lambda:eu-west-1:123456789012:function:render:live",
-    ...     "123456789012:function:render")]
-    ['render', 'render', 'render', 'render']
-    """
-    parts = value.split(":")
-    if value.startswith("arn:") and len(parts) > 6:
-        return parts[6]
-    if len(parts) >= 3 and parts[1] == "function":
-        return parts[2]
-    return parts[0]
-
-
 class _Run:
     """Every document of one run, with what links between them computed once."""
 
@@ -162,7 +119,7 @@ class _Run:
 
     def queue_by_arn(self, document: Document, arn: str) -> Instance | Unknown:
         """Find the queue whose ARN (or, while its ARN is unknown, whose name) ``arn`` is."""
-        name = _name_in_arn(arn, "sqs")
+        name = name_in_arn(arn, "sqs")
         for group in self._candidates(document, QUEUE):
             exact = [queue for queue in group if queue.get("arn") == arn]
             if len(exact) == 1:
@@ -193,7 +150,7 @@ class _Run:
 
     def function_by_value(self, document: Document, value: str) -> Instance | Unknown:
         """Find the function that a known ``function_name`` names."""
-        name = _function_name(value)
+        name = function_name(value)
         for group in self._candidates(document, FUNCTION):
             by_arn = [f for f in group if value in (f.get("arn"), f.get("qualified_arn"))]
             named = [f for f in group if f.get("function_name") == name]
@@ -243,7 +200,7 @@ class _Run:
             return self.function(document, single, depth + 1)
         return Unknown(
             "the function",
-            f"{_LATER}, and function_name of {instance.address} refers to"
+            f"{LATER}, and function_name of {instance.address} refers to"
             f" {resolved.describe()}, not to one function",
         )
 
@@ -281,18 +238,18 @@ class _Run:
             what = f"the queue's {{}} ({queue.address})"
             self._queues[key] = QueueFacts(
                 name=queue.address,
-                visibility_timeout=_integer(
+                visibility_timeout=integer(
                     queue.get("visibility_timeout_seconds"),
                     what.format("visibility_timeout_seconds"),
                 ),
-                retention_period=_integer(
+                retention_period=integer(
                     queue.get("message_retention_seconds"),
                     what.format("message_retention_seconds"),
                 ),
-                fifo=_boolean(queue.get("fifo_queue"), what.format("fifo_queue")),
+                fifo=boolean(queue.get("fifo_queue"), what.format("fifo_queue")),
                 redrive=self.redrive(document, queue) if with_redrive else None,
-                queue_name=_queue_name(queue, what.format("name")),
-                content_based_deduplication=_boolean(
+                queue_name=queue_name(queue, what.format("name")),
+                content_based_deduplication=boolean(
                     queue.get("content_based_deduplication"),
                     what.format("content_based_deduplication"),
                 ),
@@ -322,7 +279,7 @@ class _Run:
                 what,
                 "may be set by "
                 + ", ".join(p.address for p in unlinked)
-                + f", whose queue_url {_LATER} and could not be linked",
+                + f", whose queue_url {LATER} and could not be linked",
             )
         return None
 
@@ -336,7 +293,7 @@ class _Run:
             return Unknown(what, f"is not JSON: {text!r}")
         if not isinstance(policy, dict):
             return Unknown(what, f"is {policy!r}, not a redrive policy")
-        count = _integer(policy.get("maxReceiveCount"), f"the maxReceiveCount in {what}")
+        count = integer(policy.get("maxReceiveCount"), f"the maxReceiveCount in {what}")
         if count is None:
             count = Unknown(f"the maxReceiveCount in {what}", "is not set")
         target = policy.get("deadLetterTargetArn")
@@ -357,17 +314,17 @@ class _Run:
     ) -> RedriveFacts | Unknown:
         what = f"the redrive_policy of {source.address}"
         if not resolved.instances and not resolved.others:
-            return Unknown(what, _LATER)
+            return Unknown(what, LATER)
         single = resolved.single()
         if single is None or single.type != QUEUE:
             return Unknown(
                 what,
-                f"{_LATER}, and it refers to {resolved.describe()}, not to one dead-letter queue",
+                f"{LATER}, and it refers to {resolved.describe()}, not to one dead-letter queue",
             )
         return RedriveFacts(
             max_receive_count=Unknown(
                 f"the maxReceiveCount in {what}",
-                f"{_LATER} (the policy's JSON holds the ARN of {single.address}; a state, or a"
+                f"{LATER} (the policy's JSON holds the ARN of {single.address}; a state, or a"
                 " plan once the queues exist, has it)",
             ),
             dead_letter_queue=self.queue(document, single, with_redrive=False),
@@ -379,7 +336,7 @@ class _Run:
         """Find the mapping's source queue; ``None`` when the source is not an SQS queue."""
         value, resolved = self.linked(document, mapping, "event_source_arn")
         if isinstance(value, str):
-            if _name_in_arn(value, "sqs") is None:
+            if name_in_arn(value, "sqs") is None:
                 return None
             return self.queue_by_arn(document, value)
         if resolved is None:
@@ -396,7 +353,7 @@ class _Run:
             return None  # starting_position, topics...: a stream, Kafka, MQ or DocumentDB
         return Unknown(
             "the queue",
-            f"{_LATER}, and event_source_arn refers to {resolved.describe()}, not to one queue",
+            f"{LATER}, and event_source_arn refers to {resolved.describe()}, not to one queue",
         )
 
     def mapping(self, document: Document, mapping: Instance) -> TerraformMapping | None:
@@ -419,17 +376,17 @@ class _Run:
             queue=queue,
             function=function,
             name=mapping.address,
-            batch_size=_integer(mapping.get("batch_size"), "the batch_size"),
-            batching_window=_integer(
+            batch_size=integer(mapping.get("batch_size"), "the batch_size"),
+            batching_window=integer(
                 mapping.get("maximum_batching_window_in_seconds"),
                 "the maximum_batching_window_in_seconds",
             ),
-            report_batch_item_failures=_response_types(mapping),
-            max_concurrency=_scaling(mapping),
-            has_filters=_filters(mapping),
+            report_batch_item_failures=response_types(mapping),
+            max_concurrency=scaling(mapping),
+            has_filters=filters(mapping),
             notes=tuple(notes),
-            provisioned=_provisioned(mapping),
-            acknowledgements=_acknowledgements(
+            provisioned=provisioned(mapping),
+            acknowledgements=acknowledgements(
                 document,
                 [mapping, *(f for f in (function_found, queue_found) if isinstance(f, Instance))],
             ),
@@ -452,127 +409,18 @@ class _Run:
     @staticmethod
     def function_facts(document: Document, function: Instance) -> FunctionFacts:
         what = f"the function's {{}} ({function.address})"
-        reserved = _integer(
+        reserved = integer(
             function.get("reserved_concurrent_executions"),
             what.format("reserved_concurrent_executions"),
         )
         return FunctionFacts(
             name=function.address,
-            timeout=_integer(function.get("timeout"), what.format("timeout")),
+            timeout=integer(function.get("timeout"), what.format("timeout")),
             # -1, the provider's default, is "no reserved concurrency"
             reserved_concurrency=None if isinstance(reserved, int) and reserved < 0 else reserved,
             # one function, one key: its SQS mappings share its reserved concurrency
             key=f"{document.path}::{function.address}",
         )
-
-
-def _response_types(mapping: Instance) -> bool | Unknown | None:
-    types = mapping.get("function_response_types")
-    if types is AFTER_APPLY or has_unknown_inside(mapping.unknown.get("function_response_types")):
-        return Unknown("the function_response_types", _LATER)
-    if types is None:
-        return None
-    return isinstance(types, list) and limits.REPORT_BATCH_ITEM_FAILURES in types
-
-
-def _block(mapping: Instance, name: str) -> tuple[dict[str, Any] | None, Any]:
-    """Return a nested block's value (``scaling_config { ... }``) and its unknown marks."""
-    value = mapping.get(name)
-    marks = mapping.unknown.get(name)
-    if value is AFTER_APPLY:
-        return None, True
-    block = value[0] if isinstance(value, list) and value and isinstance(value[0], dict) else None
-    mark = marks[0] if isinstance(marks, list) and marks else None
-    return block, mark
-
-
-def _scaling(mapping: Instance) -> int | Unknown | None:
-    block, marks = _block(mapping, "scaling_config")
-    what = "the scaling_config's maximum_concurrency"
-    if marks is True or (isinstance(marks, dict) and marks.get("maximum_concurrency") is True):
-        return Unknown(what, _LATER)
-    return _integer(block.get("maximum_concurrency"), what) if block else None
-
-
-def _filters(mapping: Instance) -> bool | Unknown | None:
-    block, marks = _block(mapping, "filter_criteria")
-    if marks is True or (isinstance(marks, dict) and marks.get("filter") is True):
-        return Unknown("the filter_criteria", _LATER)
-    if block is None:
-        return None
-    filters = block.get("filter")
-    return isinstance(filters, list) and len(filters) > 0
-
-
-def _provisioned(mapping: Instance) -> ProvisionedFacts | Unknown | None:
-    block, marks = _block(mapping, "provisioned_poller_config")
-    what = "the provisioned_poller_config"
-    if marks is True:
-        return Unknown(what, _LATER)
-    if block is None:
-        return None
-    marks = marks if isinstance(marks, dict) else {}
-
-    def pollers(key: str) -> int | Unknown | None:
-        argument = f"{key}_pollers"
-        if marks.get(argument) is True:
-            return Unknown(f"the provisioned_poller_config's {argument}", _LATER)
-        return _integer(block.get(argument), f"the provisioned_poller_config's {argument}")
-
-    return ProvisionedFacts(minimum_pollers=pollers("minimum"), maximum_pollers=pollers("maximum"))
-
-
-def _boolean(value: Any, what: str) -> bool | Unknown | None:
-    if value is AFTER_APPLY:
-        return Unknown(what, _LATER)
-    if value is None or isinstance(value, bool):
-        return value
-    return Unknown(what, f"is {value!r}, not true or false")
-
-
-def _queue_name(queue: Instance, what: str) -> str | Unknown | None:
-    """Return the queue's name; ``None`` when Terraform generates it (no ``name``)."""
-    name = queue.get("name")
-    if isinstance(name, str):
-        return name
-    expression = queue.expression("name")
-    if name is AFTER_APPLY and expression is not None and "constant_value" not in expression:
-        return Unknown(what, _LATER)
-    # not set (or name_prefix): the provider makes a valid name, with .fifo for FIFO queues
-    return None
-
-
-def _tags(instance: Instance) -> dict[str, Any]:
-    for attribute in ("tags_all", "tags"):
-        tags = instance.get(attribute)
-        if isinstance(tags, dict):
-            return tags
-    return {}
-
-
-def _acknowledgements(document: Document, owners: list[Instance]) -> tuple[Acknowledgement, ...]:
-    found: list[Acknowledgement] = []
-    for owner in owners:
-        for key, reason in _tags(owner).items():
-            if not isinstance(key, str) or not key.startswith(ACKNOWLEDGE_TAG):
-                continue
-            rule_id = f"safe-queue:{key[len(ACKNOWLEDGE_TAG) :]}"
-            if rule_id not in _RULE_IDS:
-                raise TerraformError(
-                    document.path,
-                    f"{owner.address}: tag {key!r} names no safe-queue rule. Fix: write"
-                    f" {ACKNOWLEDGE_TAG}<rule> with a rule of the rules reference, without its"
-                    f" safe-queue: prefix (e.g. {ACKNOWLEDGE_TAG}filter-deletes-unmatched)",
-                )
-            if not isinstance(reason, str) or not reason.strip():
-                raise TerraformError(
-                    document.path,
-                    f"{owner.address}: tag {key!r} has no reason. Fix: give the tag a value"
-                    " that says why the finding is acceptable",
-                )
-            source = f"tag {key} on {owner.address}"
-            found.append(acknowledgement(rule_id, reason, source=source))
-    return tuple(found)
 
 
 def build_mappings(documents: Sequence[Document]) -> list[TerraformMapping]:

@@ -296,7 +296,7 @@ def _read(path: str, _mtime: int, _size: int) -> dict[str, Any] | None:
         return None
     try:
         body = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deep: the template reader says so
         return None
     return body if isinstance(body, dict) else None
 
