@@ -48,9 +48,17 @@ from safe_queue.live.reader import AccountReader, region_of
 from safe_queue.report import ReportedFinding, Unreadable
 from safe_queue.template import CheckedMapping, load_template, mappings
 
-__all__ = ["MAX_WORKERS", "ExportsError", "evaluate_template", "fill_in_deployment"]
+__all__ = [
+    "MAX_WORKERS",
+    "TEMPLATE_BYTES_MAX",
+    "ExportsError",
+    "evaluate_template",
+    "fill_in_deployment",
+]
 
 MAX_WORKERS: Final = 8
+TEMPLATE_BYTES_MAX: Final = 1_048_576
+"""The template reader's limit (CloudFormation's 1 MB template body from S3)."""
 _PSEUDO_SUB = re.compile(r"\$\{(AWS::[A-Za-z]+)\}")
 
 
@@ -238,8 +246,15 @@ def evaluate_template(
         given = Path(directory, _template_name(request))
         given.write_text(template_text, encoding="utf-8")
         body = load_template(given).body
-        filled = fill_in_deployment(body, _pseudo(request), exports)
-        given.write_text(json.dumps(filled, default=str), encoding="utf-8")
+        filled = json.dumps(
+            fill_in_deployment(body, _pseudo(request), exports),
+            default=str,
+            separators=(",", ":"),
+        )
+        # A YAML template near CloudFormation's 1 MB can grow past it as JSON: it is then
+        # read as written (what only the deployment knows stays unchecked, and says so).
+        if len(filled.encode()) <= TEMPLATE_BYTES_MAX:
+            given.write_text(filled, encoding="utf-8")
         _, checked = mappings([given])
     if not checked:
         return Outcome(subject)
