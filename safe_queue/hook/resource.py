@@ -52,7 +52,7 @@ from safe_queue.hook.response import Outcome
 from safe_queue.live.aws_errors import describe
 from safe_queue.live.facts import mapping_facts
 from safe_queue.live.reader import AccountReader, region_of
-from safe_queue.report import ReportedFinding, Unreadable
+from safe_queue.report import ReportedFinding, Unreadable, Where
 
 __all__ = ["MAX_WORKERS", "ProposedReader", "evaluate_resource", "function_name"]
 
@@ -260,9 +260,9 @@ def _judge(
     outcome = Outcome(subject, checked=len(unique), unreadable=list(found.unreadable))
     for item, findings, (_, failed) in zip(unique, evaluate_all(facts), read, strict=True):
         queue, function = item["EventSourceArn"], item["FunctionArn"]
-        where = f"mapping {item['UUID']} ({_name(queue)} -> {_name(function)})"
-        extra = {"queue_arn": queue, "function_arn": function}
-        outcome.findings.extend(ReportedFinding(f, where, extra=dict(extra)) for f in findings)
+        named = f"mapping {item['UUID']} ({_name(queue)} -> {_name(function)})"
+        where = Where(queue_arn=queue, function_arn=function)
+        outcome.findings.extend(ReportedFinding(f, named, where=where) for f in findings)
         outcome.unreadable.extend(u for u in failed if u not in outcome.unreadable)
     if not unique and not outcome.unreadable:
         outcome.note = "No SQS event source mapping uses it."
@@ -312,8 +312,8 @@ def _mapping(request: HookRequest, reader: AccountReader, subject: str) -> Outco
         )
     findings = evaluate_all(group)[0]
     outcome = Outcome(subject, checked=1, unreadable=[*found.unreadable, *failed])
-    extra = {"queue_arn": source, "function_arn": target}
-    outcome.findings = [ReportedFinding(f, request.logical_id, extra=dict(extra)) for f in findings]
+    where = Where(queue_arn=source, function_arn=target)
+    outcome.findings = [ReportedFinding(f, request.logical_id, where=where) for f in findings]
     return outcome
 
 

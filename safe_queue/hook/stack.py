@@ -45,7 +45,7 @@ from safe_queue.hook.response import Outcome
 from safe_queue.live.aws_errors import describe
 from safe_queue.live.facts import read_dead_letter_queue, read_function, read_queue
 from safe_queue.live.reader import AccountReader, region_of
-from safe_queue.report import ReportedFinding, Unreadable
+from safe_queue.report import ReportedFinding, Unreadable, Where
 from safe_queue.template import CheckedMapping, load_template, mappings
 
 __all__ = [
@@ -193,7 +193,7 @@ def _complete(
     """Read live what the template names but does not define: queue, dead-letter queue, function."""
     facts = checked.facts
     failed: list[Unreadable] = []
-    queue_arn = _literal(checked.extra.get("queue"))
+    queue_arn = _literal(checked.where.queue)
     if checked.queue is None and isinstance(facts.queue, Unknown) and queue_arn:
         if service_of(queue_arn) == "sqs":
             queue, failures = read_queue(queue_arn, region_of(queue_arn, region), reader)
@@ -264,12 +264,9 @@ def evaluate_template(
     outcome = Outcome(subject, checked=len(checked))
     seen: set[tuple[str, str]] = set()
     for mapping, (_, failed), findings in zip(checked, completed, verdicts, strict=True):
-        extra = {
-            key: mapping.extra.get(key) for key in ("queue", "function") if mapping.extra.get(key)
-        }
+        where = Where(queue=mapping.where.queue, function=mapping.where.function)
         outcome.findings.extend(
-            ReportedFinding(finding, mapping.source.logical_id, extra=dict(extra))
-            for finding in findings
+            ReportedFinding(finding, mapping.source.logical_id, where=where) for finding in findings
         )
         for failure in failed:
             if (failure.operation, failure.resource) not in seen:
