@@ -41,7 +41,9 @@ def function(scope: cdk.Stack, index: int) -> lambda_.Function:
     )
 
 
-def add_consumer(scope: cdk.Stack, index: int, consumer_function: lambda_.Function) -> None:
+def add_consumer(
+    scope: cdk.Stack, index: int, consumer_function: lambda_.Function, scope_path: str = ""
+) -> None:
     from safe_queue import SafeQueueConsumer
 
     SafeQueueConsumer(
@@ -67,7 +69,9 @@ _MAPPING_ACK = cdk.Acknowledgment(
 )
 
 
-def add_hand_wired(scope: cdk.Stack, index: int, consumer_function: lambda_.Function) -> None:
+def add_hand_wired(
+    scope: cdk.Stack, index: int, consumer_function: lambda_.Function, scope_path: str = ""
+) -> None:
     """The resources SafeQueueConsumer makes, written with plain aws-cdk-lib.
 
     The same template as :func:`add_consumer` but for the logical ids, the same
@@ -77,7 +81,9 @@ def add_hand_wired(scope: cdk.Stack, index: int, consumer_function: lambda_.Func
     ``add_event_source_mapping`` and the grant that ``SqsEventSource`` would give (the same
     resources; it returns the mapping to acknowledge).
     """
-    path = f"{scope.node.path}/Consumer{index}"
+    # The consumer's path in the alarm descriptions, as a hand-wired app writes it: from
+    # what it knows (``scope_path``, the stack's path), not read from jsii.
+    path = f"{scope_path or scope.node.path}/Consumer{index}"
     visibility = 6 * 180 + 2
     dead_letter = sqs.Queue(
         scope,
@@ -189,7 +195,7 @@ def consumers_app(
         queues = cdk.Stack(app, f"Consumers{group}")
         functions = cdk.Stack(app, f"Functions{group}") if split else queues
         for index in range(start, min(start + per_stack, count)):
-            add(queues, index, function(functions, index))
+            add(queues, index, function(functions, index), f"Consumers{group}")
     if checks:
         from safe_queue import SafeQueueChecks
 
