@@ -182,12 +182,16 @@ def consumers_app(
     checks: bool = False,
     nag: bool = False,
     split: bool = False,
+    seed_mistake: bool = False,
     outdir: str | None = None,
 ) -> cdk.App:
     """`count` consumers with their functions, `per_stack` to a stack.
 
     split=False: each stack holds a group of functions and their consumers.
     split=True: each group's queues in one stack, its functions in another.
+    seed_mistake=True adds, in its own stack, the mistake every checker must find: a plain
+    queue of 60 s visibility feeding a 180 s function (the benchmarks' probe that a
+    checker really ran).
     """
     app = new_app(outdir)
     add = add_hand_wired if hand_wired else add_consumer
@@ -196,6 +200,12 @@ def consumers_app(
         functions = cdk.Stack(app, f"Functions{group}") if split else queues
         for index in range(start, min(start + per_stack, count)):
             add(queues, index, function(functions, index), f"Consumers{group}")
+    if seed_mistake:
+        from aws_cdk import aws_lambda_event_sources as event_sources
+
+        stack = cdk.Stack(app, "SeedMistake")
+        queue = sqs.Queue(stack, "Queue", visibility_timeout=cdk.Duration.seconds(60))
+        function(stack, 0).add_event_source(event_sources.SqsEventSource(queue))
     if checks:
         from safe_queue import SafeQueueChecks
 

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -157,9 +157,12 @@ def bytecode_cache(enabled: bool = True) -> Iterator[dict[str, str]]:
         yield env
 
 
-def run_process(command: Sequence[str], env: dict[str, str], *, ok: int = 0) -> tuple[float, float]:
+def run_process(
+    command: Sequence[str], env: dict[str, str], *, ok: int | Callable[[int], bool] = 0
+) -> tuple[float, float]:
     """Run ``command`` to its end; return its wall seconds and the CPU seconds (user +
-    system) of it and every descendant it waited for. Its exit code must be ``ok``."""
+    system) of it and every descendant it waited for. Its exit code must be ``ok`` (or
+    satisfy it)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     completed = subprocess.run(
@@ -167,9 +170,9 @@ def run_process(command: Sequence[str], env: dict[str, str], *, ok: int = 0) -> 
     )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if completed.returncode != ok:
+    if not (ok(completed.returncode) if callable(ok) else completed.returncode == ok):
         sys.exit(
-            f"{' '.join(command)} exited {completed.returncode}, not {ok}:\n"
+            f"{' '.join(command)} exited {completed.returncode}:\n{completed.stdout[-1000:]}"
             f"{completed.stderr[-2000:]}"
         )
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
