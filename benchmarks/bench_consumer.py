@@ -18,6 +18,10 @@ order:
    kernel's start, build, synth), interleaved, the order of the pair alternating; wall and
    CPU time of the process tree. The hand-wired process never imports safe_queue.
 
+``--ablate`` adds a third process to the rotation: the consumer with two features switched
+off (``run_app --without drift,marker``), to show what they cost; an experiment, not a mode
+of the construct.
+
 Python's bytecode cache is on for the processes timed (in a temporary directory), as for
 an installed package; ``--no-bytecode-cache`` keeps this workplace's
 ``PYTHONDONTWRITEBYTECODE=1``. Record the output in ``benchmarks/README.md``.
@@ -56,6 +60,7 @@ import aws_cdk as cdk  # noqa: E402
 from benchmarks.apps import consumers_app, differences  # noqa: E402
 
 Build = Callable[[str], cdk.App]
+ABLATED = "SafeQueueConsumer without drift check and marker (experiment)"
 
 
 def check_same_resources(count: int, per_stack: int) -> int:
@@ -113,6 +118,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7, help="whole-process runs of each")
     parser.add_argument("--in-process-repeat", type=int, default=5)
     parser.add_argument("--no-bytecode-cache", action="store_true")
+    parser.add_argument(
+        "--ablate",
+        action="store_true",
+        help="also time the consumer without its drift check and visibility marker",
+    )
     args = parser.parse_args()
     count, per_stack = args.count, args.per_stack
     stacks = -(-count // per_stack)
@@ -159,37 +169,41 @@ def main() -> None:
         "SafeQueueConsumer": [*command, str(per_stack)],
         "hand-wired": [*command, str(per_stack), "--hand-wired"],
     }
+    if args.ablate:
+        variants[ABLATED] = [*command, str(per_stack), "--without", "drift,marker"]
     loads = Loads()
     whole = {name: Runs() for name in variants}
+    names = list(variants)
     with bytecode_cache(not args.no_bytecode_cache) as env:
         for argv in variants.values():  # warm-up: file cache, bytecode
             run_process(argv, env)
         for index in range(args.repeat):
-            order = list(variants) if index % 2 == 0 else list(reversed(variants))
-            for name in order:
+            for name in names[index % len(names) :] + names[: index % len(names)]:
                 loads.sample()
                 whole[name].add(*run_process(variants[name], env))
         loads.sample()
-    a, b = whole["SafeQueueConsumer"], whole["hand-wired"]
+    hand = whole["hand-wired"]
     cache = "off" if args.no_bytecode_cache else "on"
     print(
         f"\nWhole process (`python -m benchmarks.run_app {count} --per-stack {per_stack}"
-        f" [--hand-wired]`), {args.repeat} runs each, interleaved, bytecode cache {cache}"
-        f" ({loads}); medians (min-max), and the ratio of each side-by-side pair:\n"
+        f" [--hand-wired]`), {args.repeat} runs each, interleaved (the order rotating),"
+        f" bytecode cache {cache} ({loads}); medians (min-max); ratios to the hand-wired"
+        " app: of the medians, and the median (min-max) of the runs made side by side:\n"
     )
-    print("| | SafeQueueConsumer | hand-wired | ratio of medians | pair ratios |")
-    print("|---|---|---|---|---|")
-    for label, x, y in (("wall", a.wall, b.wall), ("CPU", a.cpu, b.cpu)):
+    print("| | wall | ratio | pair ratios | CPU | ratio | pair ratios |")
+    print("|---|---|---|---|---|---|---|")
+    for name, runs in whole.items():
         print(
-            f"| {label} | {Runs.spread(x)} | {Runs.spread(y)} | **{ratio(x, y):.3f}** |"
-            f" {pair_ratios(x, y)} |"
+            f"| {name} | {Runs.spread(runs.wall)} | **{ratio(runs.wall, hand.wall):.3f}** |"
+            f" {pair_ratios(runs.wall, hand.wall)} | {Runs.spread(runs.cpu)} |"
+            f" **{ratio(runs.cpu, hand.cpu):.3f}** | {pair_ratios(runs.cpu, hand.cpu)} |"
         )
-    for label, x, y in (("wall", a.wall, b.wall), ("CPU", a.cpu, b.cpu)):
-        differences_ = [p - q for p, q in zip(x, y, strict=True)]
+    for name, runs in whole.items():
+        gaps = [p - q for p, q in zip(runs.wall, hand.wall, strict=True)]
         print(
-            f"\n{label}, every run (s): SafeQueueConsumer {[round(t, 2) for t in x]},"
-            f" hand-wired {[round(t, 2) for t in y]}; pair differences: median"
-            f" {statistics.median(differences_):+.2f} s"
+            f"\n{name}, every run: wall {[round(t, 2) for t in runs.wall]} s, CPU"
+            f" {[round(t, 2) for t in runs.cpu]} s; wall minus the hand-wired run beside it:"
+            f" median {statistics.median(gaps):+.2f} s"
         )
 
 

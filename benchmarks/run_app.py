@@ -1,7 +1,12 @@
 """Build and synthesize one benchmark app, as `cdk synth` runs `python app.py`.
 
 python -m benchmarks.run_app COUNT [--per-stack N] [--hand-wired] [--checks] [--nag] [--split]
-    [--seed-mistake]
+    [--seed-mistake] [--without drift,marker]
+
+``--without`` measures what two of SafeQueueConsumer's features cost (an experiment, not a
+mode of the construct): ``drift`` skips its synth-time check of the function's final
+timeout (``Node.add_validation``), ``marker`` sets ``SAFE_QUEUE_VISIBILITY_TIMEOUT`` without
+the marker construct that lets a second consumer of the function see the first.
 
 Run by the CDK CLI (``cdk synth --app "python -m benchmarks.run_app ..."``), it writes the
 cloud assembly where the CLI says (``CDK_OUTDIR``); run alone, into a temporary directory.
@@ -12,8 +17,27 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+from typing import Any
 
 from benchmarks.apps import consumers_app
+
+
+def without(features: set[str]) -> None:
+    """Switch off construct features for a cost experiment (see the module docstring)."""
+    if "drift" in features:
+        import constructs
+
+        constructs.Node.add_validation = lambda self, validation: None  # type: ignore[method-assign]
+    if "marker" in features:
+        from safe_queue import keys
+        from safe_queue.cdk import consumer
+
+        def set_visibility_env(
+            _c: object, _p: str, function: Any, visibility: int, *_: object
+        ) -> None:
+            function.add_environment(keys.VISIBILITY_TIMEOUT_ENV, str(visibility))
+
+        consumer.set_visibility_env = set_visibility_env  # type: ignore[assignment]
 
 
 def main() -> None:
@@ -25,7 +49,9 @@ def main() -> None:
     parser.add_argument("--nag", action="store_true")
     parser.add_argument("--split", action="store_true")
     parser.add_argument("--seed-mistake", action="store_true")
+    parser.add_argument("--without", default="", help="drift,marker: see the docstring")
     args = parser.parse_args()
+    without(set(filter(None, args.without.split(","))))
     with tempfile.TemporaryDirectory() as temporary:
         app = consumers_app(
             args.count,
