@@ -168,11 +168,18 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--consumers", type=int, default=CONSUMERS)
     parser.add_argument("--cfn-lint-repeat", type=int, default=5)
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="keep PYTHONDONTWRITEBYTECODE=1 as set here: every process compiles safe_queue",
+    )
     args = parser.parse_args()
     print(machine("PyYAML", "cfn-lint"), f"repeat {args.repeat}, cfn-lint {args.cfn_lint_repeat}")
     body = template(args.consumers)
     print(f"template: {len(body['Resources'])} resources, {args.consumers} SQS mappings\n")
-    with tempfile.TemporaryDirectory() as directory, bytecode_cache() as env:
+    cache = not args.no_bytecode_cache
+    print(f"bytecode cache {'on' if cache else 'off (PYTHONDONTWRITEBYTECODE kept)'}")
+    with tempfile.TemporaryDirectory() as directory, bytecode_cache(cache) as env:
         json_path = Path(directory, "template.json")
         json_path.write_text(json.dumps(body, indent=1))
         yaml_path = Path(directory, "template.yaml")
