@@ -28,7 +28,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.measure import Loads, Runs, bytecode_cache, machine, ratio, run_process
+from benchmarks.measure import (
+    Loads,
+    Runs,
+    bytecode_cache,
+    machine,
+    ratio,
+    run_process,
+    use_project_node,
+)
 
 CONSUMERS = 96
 
@@ -174,6 +182,7 @@ def main() -> None:
         help="keep PYTHONDONTWRITEBYTECODE=1 as set here: every process compiles safe_queue",
     )
     args = parser.parse_args()
+    use_project_node()  # only for the line below: neither command runs node
     print(machine("PyYAML", "cfn-lint"), f"repeat {args.repeat}, cfn-lint {args.cfn_lint_repeat}")
     body = template(args.consumers)
     print(f"template: {len(body['Resources'])} resources, {args.consumers} SQS mappings\n")
@@ -202,8 +211,8 @@ def main() -> None:
             print(
                 f"| {label} | {path.stat().st_size // 1024} KiB | {seconds:.3f} s |"
                 f" {Runs.spread(ours.wall)} | {Runs.spread(lint.wall)} |"
-                f" **{ratio(lint.wall, ours.wall):.0f}x** | {Runs.spread(ours.cpu)} |"
-                f" {Runs.spread(lint.cpu)} | {ratio(lint.cpu, ours.cpu):.0f}x | {mappings} |"
+                f" **{ratio(lint.wall, ours.wall):.1f}x** | {Runs.spread(ours.cpu)} |"
+                f" {Runs.spread(lint.cpu)} | {ratio(lint.cpu, ours.cpu):.1f}x | {mappings} |"
                 f" {findings} |"
             )
     print()

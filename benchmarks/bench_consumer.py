@@ -18,7 +18,9 @@ order:
    kernel's start, build, synth), interleaved, the order of the pair alternating; wall and
    CPU time of the process tree. The hand-wired process never imports safe_queue.
 
-``--ablate`` adds a third process to the rotation: the consumer with two features switched
+``--before REF`` adds the consumer as it is at a git ref (its ``safe_queue`` exported into
+a temporary directory, run with this tree's benchmarks), to show what a change gained.
+``--ablate`` adds another process to the rotation: the consumer with two features switched
 off (``run_app --without drift,marker``), to show what they cost; an experiment, not a mode
 of the construct.
 
@@ -33,6 +35,7 @@ import argparse
 import gc
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.measure import (
+    ROOT,
     Loads,
     Runs,
     bytecode_cache,
@@ -81,6 +85,17 @@ def check_same_resources(count: int, per_stack: int) -> int:
         )
 
 
+def checkout(ref: str, directory: Path) -> Path:
+    """``safe_queue`` as it is at ``ref`` in ``directory``, beside this tree's benchmarks
+    (a process started there imports that safe_queue: the current directory comes first)."""
+    archive = subprocess.run(
+        ["git", "archive", ref, "safe_queue"], cwd=ROOT, capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(directory)], input=archive.stdout, check=True)
+    (directory / "benchmarks").symlink_to(ROOT / "benchmarks")
+    return directory
+
+
 def round_trips(build: Build) -> Counter[str]:
     """Requests sent to the jsii kernel to build and synthesize, by kind (create, get,
     invoke, static invoke, callback completion...)."""
@@ -118,6 +133,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7, help="whole-process runs of each")
     parser.add_argument("--in-process-repeat", type=int, default=5)
     parser.add_argument("--no-bytecode-cache", action="store_true")
+    parser.add_argument(
+        "--before",
+        metavar="REF",
+        help="also time SafeQueueConsumer as it is at this git ref (e.g. main)",
+    )
     parser.add_argument(
         "--ablate",
         action="store_true",
@@ -171,16 +191,22 @@ def main() -> None:
     }
     if args.ablate:
         variants[ABLATED] = [*command, str(per_stack), "--without", "drift,marker"]
+    before = f"SafeQueueConsumer at {args.before}"
+    if args.before:
+        variants[before] = [*command, str(per_stack)]
     loads = Loads()
     whole = {name: Runs() for name in variants}
     names = list(variants)
-    with bytecode_cache(not args.no_bytecode_cache) as env:
-        for argv in variants.values():  # warm-up: file cache, bytecode
-            run_process(argv, env)
+    with bytecode_cache(not args.no_bytecode_cache) as env, tempfile.TemporaryDirectory() as old:
+        places = {name: ROOT for name in variants}
+        if args.before:
+            places[before] = checkout(args.before, Path(old))
+        for name, argv in variants.items():  # warm-up: file cache, bytecode
+            run_process(argv, env, cwd=places[name])
         for index in range(args.repeat):
             for name in names[index % len(names) :] + names[: index % len(names)]:
                 loads.sample()
-                whole[name].add(*run_process(variants[name], env))
+                whole[name].add(*run_process(variants[name], env, cwd=places[name]))
         loads.sample()
     hand = whole["hand-wired"]
     cache = "off" if args.no_bytecode_cache else "on"

@@ -158,7 +158,11 @@ def bytecode_cache(enabled: bool = True) -> Iterator[dict[str, str]]:
 
 
 def run_process(
-    command: Sequence[str], env: dict[str, str], *, ok: int | Callable[[int], bool] = 0
+    command: Sequence[str],
+    env: dict[str, str],
+    *,
+    ok: int | Callable[[int], bool] = 0,
+    cwd: Path = ROOT,
 ) -> tuple[float, float]:
     """Run ``command`` to its end; return its wall seconds and the CPU seconds (user +
     system) of it and every descendant it waited for. Its exit code must be ``ok`` (or
@@ -166,7 +170,7 @@ def run_process(
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     completed = subprocess.run(
-        command, env=env, cwd=ROOT, capture_output=True, text=True, check=False
+        command, env=env, cwd=cwd, capture_output=True, text=True, check=False
     )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
