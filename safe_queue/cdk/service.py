@@ -40,8 +40,25 @@ NO_TRACING: Final = (
 )
 
 
-def acknowledge(scope: Construct, *acknowledgements: tuple[str, str]) -> None:
-    """Acknowledge cdk-nag findings on ``scope``, each with its reason."""
-    cdk.Validations.of(scope).acknowledge(
-        *(cdk.Acknowledgment(id=rule_id, reason=reason) for rule_id, reason in acknowledgements)
-    )
+def acknowledge(scope: Construct, *acknowledgements: tuple[str, str]) -> tuple[str, ...]:
+    """Acknowledge cdk-nag findings on ``scope``, each with its reason.
+
+    Returns the ids the installed aws-cdk-lib refused. Releases before aws/aws-cdk#38787
+    (2.262.0, the oldest supported, among them) reserve ``::`` for the plugin's prefix, so a
+    finding-level id is tried without the prefix (``AwsSolutions-IAM5[Resource::*]``,
+    accepted when one ``::`` remains), and one with an ARN in it cannot be acknowledged
+    there at all: cdk-nag then reports that finding, as it would for any app.
+    """
+    validations = cdk.Validations.of(scope)
+    refused: list[str] = []
+    for rule_id, reason in acknowledgements:
+        for candidate in (rule_id, rule_id.split("::", 1)[-1]):
+            try:
+                validations.acknowledge(cdk.Acknowledgment(id=candidate, reason=reason))
+                break
+            except RuntimeError as error:
+                if "InvalidValidationId" not in str(error):
+                    raise
+        else:
+            refused.append(rule_id)
+    return tuple(refused)
