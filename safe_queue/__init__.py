@@ -3,9 +3,10 @@
 ``SafeQueueConsumer`` derives the queue's settings from the consuming function;
 ``derive_visibility_timeout`` is the formula on its own; ``SafeQueueChecks`` checks every
 SQS -> Lambda mapping of a CDK app; ``SafeQueueConfigRule`` keeps checking a live account
-with AWS Config. The CDK names are resolved lazily, so the CDK-free
-parts (:mod:`safe_queue.engine`, :mod:`safe_queue.runtime`, the ``safe-queue`` command)
-import neither aws-cdk-lib, constructs nor jsii.
+with AWS Config; ``SafeQueueHook`` checks every stack operation with a CloudFormation hook
+(``SafeQueueHookStackSet``: in every account of an organization). The CDK names are resolved
+lazily, so the CDK-free parts (:mod:`safe_queue.engine`, :mod:`safe_queue.runtime`, the
+``safe-queue`` command) import neither aws-cdk-lib, constructs nor jsii.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
     from safe_queue.cdk.config_rule import SafeQueueConfigRule
     from safe_queue.cdk.consumer import SafeQueueConsumer, derive_visibility_timeout
     from safe_queue.cdk.dashboard import SafeQueueDashboard
+    from safe_queue.cdk.hook import SafeQueueHook
+    from safe_queue.cdk.hook_stack_set import SafeQueueHookStackSet
+    from safe_queue.cdk.organization_rule import SafeQueueOrganizationConfigRule
     from safe_queue.plugin import SafeQueueChecks
 
 __all__ = [
@@ -28,6 +32,9 @@ __all__ = [
     "SafeQueueConfigRule",
     "SafeQueueConsumer",
     "SafeQueueDashboard",
+    "SafeQueueHook",
+    "SafeQueueHookStackSet",
+    "SafeQueueOrganizationConfigRule",
     "derive_visibility_timeout",
 ]
 
@@ -38,6 +45,9 @@ _LAZY = {
     "SafeQueueConfigRule": "safe_queue.cdk.config_rule",
     "SafeQueueConsumer": "safe_queue.cdk.consumer",
     "SafeQueueDashboard": "safe_queue.cdk.dashboard",
+    "SafeQueueHook": "safe_queue.cdk.hook",
+    "SafeQueueHookStackSet": "safe_queue.cdk.hook_stack_set",
+    "SafeQueueOrganizationConfigRule": "safe_queue.cdk.organization_rule",
     "derive_visibility_timeout": "safe_queue.cdk.consumer",
 }
 

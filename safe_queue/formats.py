@@ -21,11 +21,11 @@ template.yaml
 An audit's report (``source_kind="region"``) names each mapping's queue and function, counts
 regions, and says when it is incomplete:
 
->>> from safe_queue.report import Unreadable
+>>> from safe_queue.report import Unreadable, Where
 >>> arn = "arn:aws:sqs:eu-west-1:123456789012:"
 >>> audit = Report([ReportedFinding(Finding("safe-queue:no-dead-letter-queue", Level.WARNING,
-...     "No RedrivePolicy."), "6f1c", extra={"region": "eu-west-1", "queue_name": "orders",
-...     "function_name": "render:live"})], mappings_checked=2, sources=["eu-west-1"],
+...     "No RedrivePolicy."), "6f1c", where=Where(region="eu-west-1", queue_name="orders",
+...     function_name="render:live"))], mappings_checked=2, sources=["eu-west-1"],
 ...     source_kind="region", unreadable=[Unreadable("sqs:GetQueueAttributes", arn + "refunds",
 ...     "denied", "AccessDenied", "", "grant it", mappings=("9a2b",))])
 >>> print(render(audit, "text"))
@@ -114,12 +114,12 @@ def _where(finding: ReportedFinding) -> str:
     """Return the heading a finding is grouped under: its template, else its region."""
     if finding.template is not None:
         return finding.template
-    return str(finding.extra.get("region") or finding.extra.get("account") or "account")
+    return finding.where.region or "account"
 
 
 def _label(finding: ReportedFinding) -> str:
     """Name the mapping: its id, or for an account its queue and function and its UUID."""
-    queue, function = finding.extra.get("queue_name"), finding.extra.get("function_name")
+    queue, function = finding.where.queue_name, finding.where.function_name
     if queue and function:
         return f"{queue} -> {function} (mapping {finding.resource})"
     return finding.resource
@@ -179,8 +179,9 @@ def _json(report: Report) -> dict[str, Any]:
             "line": finding.line,
             "acknowledged": _acknowledged(finding),
         }
-        for key, value in finding.extra.items():
-            entry.setdefault(key, value)
+        if finding.template is not None:  # a template's mapping: both named, null if unknown
+            entry.update(queue=None, function=None)
+        entry.update(finding.where.fields())
         findings.append(entry)
     counts = _counts(report)
     worst = report.worst()
@@ -279,9 +280,9 @@ def _sarif(report: Report) -> dict[str, Any]:
         acknowledgement = finding.finding.acknowledged
         if acknowledgement is not None:
             result["suppressions"] = [{"kind": "inSource", "justification": acknowledgement.reason}]
-        extra = {k: v for k, v in finding.extra.items() if v is not None}
-        if extra:
-            result["properties"] = extra
+        properties = finding.where.fields()
+        if properties:
+            result["properties"] = properties
         results.append(result)
     log: dict[str, Any] = {
         "$schema": _SARIF_SCHEMA,

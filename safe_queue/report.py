@@ -9,12 +9,61 @@ report is then incomplete, and says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from safe_queue.engine.rule import Finding, Level
 
-__all__ = ["Report", "ReportedFinding", "Unreadable"]
+__all__ = ["Report", "ReportedFinding", "Unreadable", "Where"]
+
+
+@dataclass(frozen=True)
+class Where:
+    """How a surface names a mapping's surroundings: the fields shown beside each finding.
+
+    Every field is optional; the JSON output and SARIF ``properties`` carry the ones set.
+
+    Attributes
+    ----------
+    queue, function
+        The source queue and the function as the template or plan names them: logical
+        ids, Terraform addresses, or the queue's ARN when the run does not define it.
+    stack
+        The cloud assembly's stack artifact id (``cdk.out``).
+    parameters
+        The template parameter values assumed (``--parameter`` or their ``Default``).
+    terraform
+        ``plan`` or ``state``, for a Terraform document.
+    queue_arn, function_arn, queue_name, function_name, region
+        A live account's mapping (audit, Config rule, hook): the ARNs, the names (the
+        function's with its alias or version) and the region.
+
+    Examples
+    --------
+    >>> Where(queue="Orders", region="eu-west-1").fields()
+    {'queue': 'Orders', 'region': 'eu-west-1'}
+    """
+
+    queue: str | None = None
+    function: str | None = None
+    stack: str | None = None
+    parameters: Mapping[str, str] | None = None
+    terraform: str | None = None
+    queue_arn: str | None = None
+    function_arn: str | None = None
+    queue_name: str | None = None
+    function_name: str | None = None
+    region: str | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """Return the fields that are set, in declaration order (``parameters`` as a dict)."""
+        found: dict[str, Any] = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if value is not None:
+                found[item.name] = dict(value) if item.name == "parameters" else value
+        return found
 
 
 @dataclass(frozen=True)
@@ -31,16 +80,15 @@ class ReportedFinding:
         The template file's path (``safe-queue check``); ``None`` for a live account.
     line
         1-based line of the mapping in the template, where known.
-    extra
-        More fields for JSON output (``queue_arn``, ``function_arn``, ``stack``,
-        ``construct_path``...).
+    where
+        The mapping's queue, function, stack... as this surface names them (:class:`Where`).
     """
 
     finding: Finding
     resource: str
     template: str | None = None
     line: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    where: Where = field(default_factory=Where)
 
     @property
     def rule_id(self) -> str:

@@ -115,7 +115,7 @@ def test_the_seed_incident_is_an_error(audited: Audited) -> None:
     assert finding.rule_id == "safe-queue:visibility-below-function-timeout"
     assert finding.level is Level.ERROR
     assert finding.template is None
-    assert finding.extra == {
+    assert finding.where.fields() == {
         "queue_arn": audited.queues["seed"],
         "function_arn": audited.functions["render"],
         "queue_name": "invoice-render",
@@ -374,7 +374,7 @@ def test_a_qualified_mapping_names_its_function_with_the_alias(audited: Audited)
         for f in audited.report.findings
         if f.resource == audited.mappings["reserved"]  # any mapping with a finding
     ]
-    assert finding.extra["function_name"] == "limited"
+    assert finding.where.function_name == "limited"
     from safe_queue.live.account import AuditedMapping
 
     qualified = AuditedMapping(

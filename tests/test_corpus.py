@@ -170,8 +170,8 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
             Mapping(
                 app=stage.replace("-", "_"),
                 at=stack_path,
-                queue=name(template, checked.extra["queue"]),
-                function=name(template, checked.extra["function"]),
+                queue=name(template, checked.where.queue),
+                function=name(template, checked.where.function),
                 key=(template, checked.source.logical_id),
             )
         )
@@ -269,8 +269,8 @@ def templates_checked() -> tuple[list[Mapping], dict[tuple[str, str], Verdict]]:
         Mapping(
             app=os.path.basename(checked.source.template.path),
             at=checked.source.logical_id,
-            queue=checked.extra["queue"],
-            function=checked.extra["function"],
+            queue=checked.where.queue,
+            function=checked.where.function,
             key=(os.path.basename(checked.source.template.path), checked.source.logical_id),
         )
         for checked in mappings(TEMPLATES)[1]

@@ -45,7 +45,7 @@ def test_seed_000_broken_alone_leaves_the_imported_queue_unknown() -> None:
     assert isinstance(facts.queue, Unknown)
     assert "invoice-render-queue-arn" in facts.queue.why
     assert "no template of this run exports" in facts.queue.why
-    assert mapping.extra == {"queue": None, "function": "RenderFn"}
+    assert mapping.where.fields() == {"function": "RenderFn"}  # the queue: not known
 
 
 def test_two_templates_joined_by_an_export() -> None:
@@ -55,7 +55,7 @@ def test_two_templates_joined_by_an_export() -> None:
     assert mapping.facts.queue == QueueFacts(
         name="InvoiceRenderQueue", visibility_timeout=60, queue_name="invoice-render"
     )
-    assert mapping.extra["queue"] == "InvoiceRenderQueue"
+    assert mapping.where.queue == "InvoiceRenderQueue"
 
 
 def test_seed_000_fixed_uses_parameter_defaults_and_says_so() -> None:
@@ -71,7 +71,7 @@ def test_seed_000_fixed_uses_parameter_defaults_and_says_so() -> None:
     assert facts.report_batch_item_failures is True
     assert "Assumed parameter RenderTimeout = 180, its Default." in facts.notes
     assert "Assumed parameter RenderVisibilityTimeout = 1110, its Default." in facts.notes
-    assert mapping.extra["parameters"] == {
+    assert mapping.where.parameters == {
         "RenderVisibilityTimeout": "1110",
         "RenderTimeout": "180",
     }
@@ -128,7 +128,7 @@ def test_literal_arn_of_a_queue_outside_the_run_is_unknown() -> None:
         "the queue",
         "arn:aws:sqs:eu-west-1:123456789012:someone-elses-queue is not defined in these templates",
     )
-    assert mapping.extra["queue"] == "arn:aws:sqs:eu-west-1:123456789012:someone-elses-queue"
+    assert mapping.where.queue == "arn:aws:sqs:eu-west-1:123456789012:someone-elses-queue"
     assert unkeyed(mapping.facts.function) == FunctionFacts(name="SlowFn", timeout=120)
 
 
@@ -159,7 +159,7 @@ def test_sam_globals_are_overridden_by_the_function_and_events_keep_their_settin
     # AND a Ref to SAM's generated alias (AutoPublishAlias: live) reaches the function
     alias = checked["AliasConsumer"]
     assert alias.facts.function == globals_fn.function
-    assert alias.extra["function"] == "GlobalsFn"
+    assert alias.where.function == "GlobalsFn"
 
 
 def test_sam_function_without_globals_defaults_are_left_to_the_engine(tmp_path: Path) -> None:
@@ -186,7 +186,7 @@ def test_cloud_assembly_metadata_and_stack() -> None:
     mapping = by_id("cloud-assembly")["ConsumerMapping1A2B3C4D"]
     assert mapping.facts.derived_function_timeout == 60
     assert mapping.reported_by_construct == {"safe-queue:function-timeout-changed"}
-    assert mapping.extra["stack"] == "ProdConsumer1A2B3C4D"
+    assert mapping.where.stack == "ProdConsumer1A2B3C4D"
     imported = by_id("cloud-assembly")["FnSqsEventSourceQueuesQueue1A2B3C4D"]
     assert imported.facts.queue == QueueFacts(name="Queue4A7E3555", visibility_timeout=30)
 
@@ -216,7 +216,7 @@ def test_report_contents_for_the_cdk_plugin() -> None:
     assert finding.resource == "FnSqsEventSourceQueuesQueue1A2B3C4D"
     assert finding.template == str(FIXTURES / "cloud-assembly" / "Consumers.template.json")
     assert finding.line == 15
-    assert finding.extra == {
+    assert finding.where.fields() == {
         "queue": "Queue4A7E3555",
         "function": "Fn9270CBC0",
         "stack": "Consumers",
@@ -476,12 +476,12 @@ def test_cdk_nested_stacks_are_read_and_take_their_parameters_from_the_parent() 
     checked = by_id("nested-assembly")
     # THEN both nested templates are checked, under their parent's artifact id
     assert set(checked) == {"FnSqsEventSourceParentQueue1A2B3C4D", "JobsMapping"}
-    assert {m.extra["stack"] for m in checked.values()} == {"Parent"}
+    assert {m.where.stack for m in checked.values()} == {"Parent"}
     # AND a parameter the parent passes (the queue's ARN) resolves in the parent
     consumer = checked["FnSqsEventSourceParentQueue1A2B3C4D"]
     assert consumer.facts.queue == QueueFacts(name="Queue4A7E3555", visibility_timeout=30)
     assert consumer.source.template.path.endswith("ParentConsumers1A2B3C4D.nested.template.json")
-    assert "parameters" not in consumer.extra  # nothing assumed: the parent gives the value
+    assert consumer.where.parameters is None  # nothing assumed: the parent gives the value
 
 
 def test_function_keys_name_template_and_id() -> None:

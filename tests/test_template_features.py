@@ -190,7 +190,7 @@ def test_for_each_checks_every_tenant_mapping_by_mapping() -> None:
     assert isinstance(globex.queue, QueueFacts)
     assert globex.queue.visibility_timeout == 60
     # AND the collection's assumed parameter value is reported
-    assert checked["Mappingacme"].extra["parameters"] == {"Tenants": "acme,globex-eu"}
+    assert checked["Mappingacme"].where.parameters == {"Tenants": "acme,globex-eu"}
     assert "Assumed parameter Tenants = acme,globex-eu, its Default." in acme.notes
 
 

@@ -132,7 +132,7 @@ def test_for_each_count_module_inputs_and_outputs_give_each_instance_its_own_ver
 
 
 def test_module_links_name_the_instances_they_reached():
-    linked = {m.address: m.extra for m in mappings([FIXTURES / "modules" / "plan.json"])}
+    linked = {m.address: m.where.fields() for m in mappings([FIXTURES / "modules" / "plan.json"])}
     assert linked['module.tenant["globex"].aws_lambda_event_source_mapping.this'] == {
         "queue": 'aws_sqs_queue.tenant["globex"]',
         "function": "aws_lambda_function.shared",
@@ -157,7 +157,7 @@ def test_alias_is_followed_to_its_function_and_its_reserved_concurrency(name: st
             "aws_lambda_event_source_mapping.bulk": [(ABOVE_RESERVED, WARNING), (NO_DLQ, WARNING)],
         }
     )
-    functions = {m.extra["function"] for m in mappings([FIXTURES / "alias" / name])}
+    functions = {m.where.function for m in mappings([FIXTURES / "alias" / name])}
     assert functions == {"aws_lambda_function.render"}
 
 
@@ -267,7 +267,7 @@ def test_an_unknown_queue_lists_the_dead_letter_queue_rule_as_skipped():
 
 
 def test_a_literal_index_and_a_known_function_name_are_linked():
-    linked = {m.address: m.extra for m in mappings([LINKS])}
+    linked = {m.address: m.where.fields() for m in mappings([LINKS])}
     assert linked["aws_lambda_event_source_mapping.literal_index"]["queue"] == (
         "aws_sqs_queue.many[0]"
     )
@@ -357,7 +357,7 @@ def test_a_known_arn_is_linked_by_the_queue_name_while_the_queue_arn_is_unknown(
     )
     # THEN it is linked to that queue by name and checked: 180 s = 6 x 30 s, no DLQ
     (found,) = [m for m in mappings([path]) if m.address.endswith(".external_queue")]
-    assert found.extra["queue"] == "aws_sqs_queue.a"
+    assert found.where.queue == "aws_sqs_queue.a"
     assert verdicts(path)["aws_lambda_event_source_mapping.external_queue"] == [(NO_DLQ, WARNING)]
 
 

@@ -21,6 +21,7 @@ Examples
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -159,9 +160,9 @@ class Rule:
         """The most serious level it gives."""
         return self.levels[0]
 
-    @property
+    @functools.cached_property
     def inputs(self) -> tuple[str, ...]:
-        """The engine inputs the check reads: its keyword arguments."""
+        """The engine inputs the check reads: its keyword arguments (read once)."""
         if self.check is None:
             return ()
         return tuple(inspect.signature(self.check).parameters)

@@ -52,7 +52,7 @@ from safe_queue.live.actions import IAM_ACTIONS
 from safe_queue.live.aws_errors import describe
 from safe_queue.live.facts import mapping_facts, unknown
 from safe_queue.live.reader import AccountReader, AuditError
-from safe_queue.report import Report, ReportedFinding, Unreadable
+from safe_queue.report import Report, ReportedFinding, Unreadable, Where
 from safe_queue.retries import Caller
 
 __all__ = [
@@ -145,14 +145,14 @@ class AuditedMapping:
 
     def reported(self) -> list[ReportedFinding]:
         """Return the findings located at this mapping, as every output format takes them."""
-        extra = {
-            "queue_arn": self.queue_arn,
-            "function_arn": self.function_arn,
-            "queue_name": self.queue_name,
-            "function_name": self.function_name,
-            "region": self.region,
-        }
-        return [ReportedFinding(f, self.uuid, extra=dict(extra)) for f in self.findings]
+        where = Where(
+            queue_arn=self.queue_arn,
+            function_arn=self.function_arn,
+            queue_name=self.queue_name,
+            function_name=self.function_name,
+            region=self.region,
+        )
+        return [ReportedFinding(f, self.uuid, where=where) for f in self.findings]
 
 
 @dataclass
@@ -363,7 +363,7 @@ def audit(
     for listing in listings:
         if listing.failure is not None:
             report.findings.append(
-                ReportedFinding(listing.failure, listing.region, extra={"region": listing.region})
+                ReportedFinding(listing.failure, listing.region, where=Where(region=listing.region))
             )
     report.findings.extend(_reported(audited))
     return report

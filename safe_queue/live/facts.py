@@ -29,7 +29,14 @@ from safe_queue.engine import (
 from safe_queue.live.reader import DEAD_LETTER_GONE_FIX, AccountReader
 from safe_queue.report import Unreadable
 
-__all__ = ["mapping_facts", "unknown"]
+__all__ = [
+    "mapping_facts",
+    "queue_facts",
+    "read_dead_letter_queue",
+    "read_function",
+    "read_queue",
+    "unknown",
+]
 
 
 def unknown(what: str, verb: str, failure: Unreadable) -> Unknown:
@@ -71,12 +78,16 @@ def _flag(value: str | None) -> bool | None:
     return None if value is None else value.lower() == "true"
 
 
-def _queue_facts(
+def queue_facts(
     arn: str,
     attributes: Mapping[str, str],
     dead_letter: Callable[[str], QueueFacts | Unknown] | None,
 ) -> QueueFacts:
-    """Return a queue's facts; ``dead_letter`` reads its dead-letter queue (None: not read)."""
+    """Return a queue's facts from its SQS attributes (``GetQueueAttributes``' names).
+
+    ``dead_letter`` reads the dead-letter queue its ``RedrivePolicy`` names (``None``: the
+    policy is not followed, as for a dead-letter queue itself).
+    """
     redrive: RedriveFacts | Unknown | None = None
     raw = attributes.get("RedrivePolicy")
     if raw and dead_letter is not None:
@@ -124,6 +135,73 @@ def _provisioned(mapping: Mapping[str, Any]) -> ProvisionedFacts | None:
     )
 
 
+def read_queue(
+    arn: str, region: str, reader: AccountReader
+) -> tuple[QueueFacts | Unknown, tuple[Unreadable, ...]]:
+    """Read a source queue and its dead-letter queue into facts.
+
+    Returns the queue's facts (an ``Unknown`` naming the failed read if its attributes
+    could not be read) and the reads that failed.
+    """
+    failed: list[Unreadable] = []
+
+    def dead_letter(target: str) -> QueueFacts | Unknown:
+        facts, failures = read_dead_letter_queue(target, region, reader)
+        failed.extend(failures)
+        return facts
+
+    attributes = reader.queue(arn, region)
+    if isinstance(attributes, Unreadable):
+        return unknown(f"the queue {arn}'s attributes", "are", attributes), (attributes,)
+    queue = queue_facts(arn, attributes, dead_letter)
+    return queue, tuple(failed)
+
+
+def read_dead_letter_queue(
+    arn: str, region: str, reader: AccountReader
+) -> tuple[QueueFacts | Unknown, tuple[Unreadable, ...]]:
+    """Read a dead-letter queue into facts (its own redrive policy is not followed)."""
+    attributes = reader.queue(arn, region)
+    if isinstance(attributes, Unreadable):
+        if attributes.kind == "not-found":
+            attributes = replace(attributes, fix=DEAD_LETTER_GONE_FIX)
+        what = f"the dead-letter queue {arn}'s attributes"
+        return unknown(what, "are", attributes), (attributes,)
+    return queue_facts(arn, attributes, None), ()
+
+
+def read_function(
+    arn: str, region: str, reader: AccountReader
+) -> tuple[FunctionFacts | Unknown, tuple[Unreadable, ...]]:
+    """Read a function (version) and its reserved concurrency into facts.
+
+    ``arn`` may also be a function's name or partial ARN, as ``GetFunctionConfiguration``
+    takes it. Returns the facts and the reads that failed.
+    """
+    configuration = reader.function(arn, region)
+    if isinstance(configuration, Unreadable):
+        what = f"the function {arn}'s configuration"
+        return unknown(what, "is", configuration), (configuration,)
+    concurrency = reader.reserved_concurrency(arn, region)
+    function = FunctionFacts(
+        name=arn,
+        key=unqualified_function_arn(arn),
+        capacity_provider=True if configuration.get("CapacityProviderConfig") else None,
+        failure_backoff=_backoff(configuration),
+        timeout=_int(configuration.get("Timeout")),
+        reserved_concurrency=(
+            unknown(
+                f"the function {concurrency.resource}'s ReservedConcurrentExecutions",
+                "is",
+                concurrency,
+            )
+            if isinstance(concurrency, Unreadable)
+            else concurrency
+        ),
+    )
+    return function, (concurrency,) if isinstance(concurrency, Unreadable) else ()
+
+
 def mapping_facts(
     mapping: Mapping[str, Any], region: str, reader: AccountReader
 ) -> tuple[MappingFacts, tuple[Unreadable, ...]]:
@@ -131,51 +209,8 @@ def mapping_facts(
 
     Returns the facts and the reads that failed (each also an ``Unknown`` in the facts).
     """
-    queue_arn: str = mapping["EventSourceArn"]
-    function_arn: str = mapping["FunctionArn"]
-    failed: list[Unreadable] = []
-
-    def dead_letter(arn: str) -> QueueFacts | Unknown:
-        attributes = reader.queue(arn, region)
-        if isinstance(attributes, Unreadable):
-            if attributes.kind == "not-found":
-                attributes = replace(attributes, fix=DEAD_LETTER_GONE_FIX)
-            failed.append(attributes)
-            return unknown(f"the dead-letter queue {arn}'s attributes", "are", attributes)
-        return _queue_facts(arn, attributes, None)
-
-    attributes = reader.queue(queue_arn, region)
-    queue: QueueFacts | Unknown
-    if isinstance(attributes, Unreadable):
-        failed.append(attributes)
-        queue = unknown(f"the queue {queue_arn}'s attributes", "are", attributes)
-    else:
-        queue = _queue_facts(queue_arn, attributes, dead_letter)
-    configuration = reader.function(function_arn, region)
-    function: FunctionFacts | Unknown
-    if isinstance(configuration, Unreadable):
-        failed.append(configuration)
-        function = unknown(f"the function {function_arn}'s configuration", "is", configuration)
-    else:
-        concurrency = reader.reserved_concurrency(function_arn, region)
-        if isinstance(concurrency, Unreadable):
-            failed.append(concurrency)
-        function = FunctionFacts(
-            name=function_arn,
-            key=unqualified_function_arn(function_arn),
-            capacity_provider=True if configuration.get("CapacityProviderConfig") else None,
-            failure_backoff=_backoff(configuration),
-            timeout=_int(configuration.get("Timeout")),
-            reserved_concurrency=(
-                unknown(
-                    f"the function {concurrency.resource}'s ReservedConcurrentExecutions",
-                    "is",
-                    concurrency,
-                )
-                if isinstance(concurrency, Unreadable)
-                else concurrency
-            ),
-        )
+    queue, queue_failed = read_queue(mapping["EventSourceArn"], region, reader)
+    function, function_failed = read_function(mapping["FunctionArn"], region, reader)
     response_types = mapping.get("FunctionResponseTypes")
     scaling = mapping.get("ScalingConfig") or {}
     filters = mapping.get("FilterCriteria")
@@ -192,4 +227,4 @@ def mapping_facts(
         has_filters=None if filters is None else bool(filters.get("Filters")),
         provisioned=_provisioned(mapping),
     )
-    return facts, tuple(failed)
+    return facts, (*queue_failed, *function_failed)

@@ -31,7 +31,7 @@ Examples
 ...     report = check_paths([path])
 >>> report.mappings_checked
 1
->>> [(f.rule_id, f.resource, f.line, f.extra["queue"]) for f in report.findings]
+>>> [(f.rule_id, f.resource, f.line, f.where.queue) for f in report.findings]
 ... # doctest: +NORMALIZE_WHITESPACE
 [('safe-queue:visibility-below-function-timeout', 'Mapping', 9, 'Queue'),
  ('safe-queue:no-dead-letter-queue', 'Mapping', 9, 'Queue')]
@@ -158,7 +158,7 @@ def check_paths(
     Report
         One :class:`~safe_queue.report.ReportedFinding` per finding: ``resource`` is the
         mapping's logical id, ``template`` the template file, ``line`` its line where
-        known, and ``extra`` has ``queue`` and ``function`` (logical ids, or the queue's
+        known, and ``where`` has ``queue`` and ``function`` (logical ids, or the queue's
         ARN when it is not in the run, else ``None``), ``stack`` (the cloud assembly
         artifact id, for ``cdk.out``) and ``parameters`` (the values assumed).
 
@@ -184,7 +184,7 @@ def check_paths(
                     resource=source.logical_id,
                     template=source.template.path,
                     line=source.line,
-                    extra=dict(mapping.extra),
+                    where=mapping.where,
                 )
             )
     return report

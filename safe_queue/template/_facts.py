@@ -23,6 +23,7 @@ from safe_queue.engine.facts import (
     RedriveFacts,
     Unknown,
 )
+from safe_queue.report import Where
 from safe_queue.template._deployment import Deployment
 from safe_queue.template._load import TemplateFile
 from safe_queue.template._sources import MappingSource, find_mappings
@@ -54,7 +55,9 @@ class CheckedMapping:
 
     source: MappingSource
     facts: MappingFacts
-    extra: dict[str, Any]
+    where: Where
+    """What the report shows beside each finding: the queue and function (logical ids, or
+    the queue's ARN when it is not in the run), the stack, the parameters assumed."""
     construct_metadata: dict[str, Any] = field(default_factory=dict)
     """The ``safe-queue:*`` metadata a SafeQueueConsumer wrote (on its source queue)."""
     queue: Located | None = None
@@ -130,13 +133,11 @@ class _Builder:
             notes=tuple(self.trace.notes),
             provisioned=unknown,
         )
-        extra: dict[str, Any] = {
-            "queue": queue_found.logical_id if isinstance(queue_found, Located) else None,
-            "function": None,
-        }
-        if source.template.stack is not None:
-            extra["stack"] = source.template.stack
-        return CheckedMapping(source, facts, extra)
+        where = Where(
+            queue=queue_found.logical_id if isinstance(queue_found, Located) else None,
+            stack=source.template.stack,
+        )
+        return CheckedMapping(source, facts, where)
 
     def integer(self, template: TemplateFile, node: Any, what: str) -> int | Unknown | None:
         number = as_int(self.value(template, node))
@@ -343,26 +344,22 @@ class _Builder:
             notes=tuple(self.trace.notes),
             provisioned=self._provisioned(provisioned),
         )
-        extra: dict[str, Any] = {
-            "queue": (
+        where = Where(
+            queue=(
                 queue_found.logical_id
                 if isinstance(queue_found, Located)
                 else arn
                 if isinstance(arn, str)
                 else None
             ),
-            "function": (
-                function_found.logical_id if isinstance(function_found, Located) else None
-            ),
-        }
-        if template.stack is not None:
-            extra["stack"] = template.stack
-        if self.trace.parameters:
-            extra["parameters"] = dict(self.trace.parameters)
+            function=function_found.logical_id if isinstance(function_found, Located) else None,
+            stack=template.stack,
+            parameters=dict(self.trace.parameters) if self.trace.parameters else None,
+        )
         return CheckedMapping(
             source,
             facts,
-            extra,
+            where,
             construct_metadata,
             queue_found if isinstance(queue_found, Located) else None,
             function_found if isinstance(function_found, Located) else None,

@@ -37,7 +37,7 @@ Examples
 ...     path = pathlib.Path(directory, "state.json")
 ...     _ = path.write_text(json.dumps(state))
 ...     report = check_paths([path])
->>> [(f.rule_id, f.resource, f.extra["queue"]) for f in report.findings]
+>>> [(f.rule_id, f.resource, f.where.queue) for f in report.findings]
 ... # doctest: +NORMALIZE_WHITESPACE
 [('safe-queue:visibility-below-function-timeout', 'aws_lambda_event_source_mapping.jobs',
   'aws_sqs_queue.jobs'),
@@ -96,7 +96,7 @@ def check_paths(paths: Sequence[str | Path], report: Report | None = None) -> Re
     Report
         One :class:`~safe_queue.report.ReportedFinding` per finding (acknowledged ones
         marked): ``resource`` is the mapping's address, ``template`` the JSON file,
-        ``line`` ``None`` (plans have no lines), ``extra`` as :attr:`TerraformMapping.extra`.
+        ``line`` ``None`` (plans have no lines), ``where`` as :attr:`TerraformMapping.where`.
 
     Raises
     ------
@@ -111,7 +111,7 @@ def check_paths(paths: Sequence[str | Path], report: Report | None = None) -> Re
         report.mappings_checked += 1
         report.findings.extend(
             ReportedFinding(
-                finding, resource=mapping.address, template=mapping.path, extra=dict(mapping.extra)
+                finding, resource=mapping.address, template=mapping.path, where=mapping.where
             )
             for finding in findings
         )

@@ -14,6 +14,7 @@ from safe_queue.engine.facts import (
     RedriveFacts,
     Unknown,
 )
+from safe_queue.report import Where
 from safe_queue.terraform._attributes import (
     ACKNOWLEDGE_TAG,
     LATER,
@@ -82,7 +83,7 @@ class TerraformMapping:
         the mapping's id in every output.
     facts
         What the engine evaluates.
-    extra
+    where
         What the report shows beside each finding: ``queue`` and ``function`` (resource
         addresses, or the queue's ARN when this run does not manage it) and ``terraform``
         (``plan`` or ``state``).
@@ -94,7 +95,7 @@ class TerraformMapping:
     path: str
     address: str
     facts: MappingFacts
-    extra: dict[str, Any] = field(default_factory=dict)
+    where: Where = field(default_factory=Where)
 
 
 class _Run:
@@ -391,19 +392,20 @@ class _Run:
                 [mapping, *(f for f in (function_found, queue_found) if isinstance(f, Instance))],
             ),
         )
-        extra: dict[str, Any] = {
-            "queue": (
+        source_arn = mapping.get("event_source_arn")
+        where = Where(
+            queue=(
                 queue_found.address
                 if isinstance(queue_found, Instance)
-                else mapping.get("event_source_arn")
-                if isinstance(mapping.get("event_source_arn"), str)
+                else source_arn
+                if isinstance(source_arn, str)
                 else None
             ),
-            "function": function_found.address if isinstance(function_found, Instance) else None,
-            "terraform": document.kind,
-        }
+            function=function_found.address if isinstance(function_found, Instance) else None,
+            terraform=document.kind,
+        )
         return TerraformMapping(
-            path=document.path, address=mapping.address, facts=facts, extra=extra
+            path=document.path, address=mapping.address, facts=facts, where=where
         )
 
     @staticmethod
