@@ -21,6 +21,7 @@ manifest does not list is a new false positive, and fails here.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import os
 import re
@@ -135,11 +136,18 @@ def plugin_verdicts(
     return {key: frozenset(value) for key, value in grouped.items()}
 
 
+HAS_VALIDATION_SWITCH = (
+    "builtin_cloud_formation_validation" in inspect.signature(cdk.App.__init__).parameters
+)
+
+
 @pytest.fixture(scope="module")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     outdir = tmp_path_factory.mktemp("corpus") / "cdk.out"
     # CDK's built-in CloudFormation validation is not under test, and would double the synth
-    app = cdk.App(outdir=str(outdir), context=CONTEXT, builtin_cloud_formation_validation=False)
+    # (aws-cdk-lib 2.262.0, the oldest supported, has no switch for it)
+    quiet = {"builtin_cloud_formation_validation": False} if HAS_VALIDATION_SWITCH else {}
+    app = cdk.App(outdir=str(outdir), context=CONTEXT, **quiet)
     Validations.of(app).add_plugins(SafeQueueChecks())
     for path in CDK_APPS:
         load_app(path).build(cdk.Stage(app, stage_id(path.stem)))
