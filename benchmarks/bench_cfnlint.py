@@ -38,7 +38,7 @@ MODULE = "safe_queue.cfnlint"
 
 
 def templates(directory: Path) -> list[Path]:
-    """The consistency test's templates: the fixtures, the real-world corpus, every rule's examples."""
+    """The consistency test's templates: fixtures, real-world corpus, every rule's examples."""
     from safe_queue.engine import RULES
 
     files = sorted(
