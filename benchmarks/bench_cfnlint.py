@@ -38,7 +38,7 @@ MODULE = "safe_queue.cfnlint"
 
 
 def templates(directory: Path) -> list[Path]:
-    """The consistency test's templates: the fixtures and every rule's two examples."""
+    """The consistency test's templates: fixtures, real-world corpus, every rule's examples."""
     from safe_queue.engine import RULES
 
     files = sorted(
@@ -48,6 +48,7 @@ def templates(directory: Path) -> list[Path]:
         and path.name != "manifest.json"
         and not path.name.endswith(".assets.json")
     )
+    files.extend(sorted((ROOT / "tests" / "fixtures" / "corpus" / "templates").glob("*.yaml")))
     for entry in RULES:
         for kind in ("compliant", "non_compliant"):
             example = getattr(entry, kind)

@@ -61,6 +61,8 @@ FIXTURE_FILES = sorted(
     and path.name != "manifest.json"
     and not path.name.endswith(".assets.json")
 )
+# The real-world SAM and CloudFormation templates of tests/test_corpus.py
+CORPUS = sorted((ROOT / "tests" / "fixtures" / "corpus" / "templates").glob("*.yaml"))
 EXAMPLES = [
     (entry, kind)
     for entry in RULES
@@ -221,6 +223,7 @@ class Run:
 def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     directory = tmp_path_factory.mktemp("cfnlint")
     files = {str(path.relative_to(FIXTURES)): path for path in FIXTURE_FILES}
+    files.update({f"corpus/{path.name}": path for path in CORPUS})
     for entry, kind in EXAMPLES:
         path = directory / example_name(entry, kind)
         path.write_text(json.dumps(getattr(entry, kind).template(), indent=1))
@@ -301,11 +304,18 @@ def cfn_lint_verdicts(matches: list[dict[str, Any]]) -> set[Verdict]:
 
 COMPARED = [
     *(str(path.relative_to(FIXTURES)) for path in FIXTURE_FILES),
+    *(f"corpus/{path.name}" for path in CORPUS),
     *(example_name(entry, kind) for entry, kind in EXAMPLES),
     "acknowledged.yaml",
     "bad_acknowledgement.yaml",
     "same_retention.json",
 ]
+
+
+def test_the_real_world_templates_are_compared(run: Run):
+    # the corpus's 43 templates (48 mappings) are among the files cfn-lint ran over
+    assert len(CORPUS) >= 40
+    assert sum(len(run.ours(f"corpus/{path.name}")) for path in CORPUS) > 100
 
 
 @pytest.mark.parametrize("name", COMPARED)

@@ -20,6 +20,7 @@ from aws_cdk import cloudformation_include as include
 from example.stack import InvoiceRenderingStack
 from safe_queue import SafeQueueChecks, SafeQueueConsumer
 from safe_queue.engine import RULES
+from safe_queue.template import check_paths
 
 from .conftest import ROOT, make_app, make_function
 
@@ -288,6 +289,27 @@ def test_queue_in_one_stack_and_function_in_another_is_checked():
     found = findings(app)
     assert [(rule, path.split("/")[0]) for rule, _, path in found["error"]] == [
         ("safe-queue:visibility-below-function-timeout", "Workers")
+    ]
+
+
+def test_an_empty_stack_beside_a_consumer_is_read_as_no_mappings():
+    # GIVEN an app with a stack CDK synthesizes without Resources (its bootstrap parameter
+    # and rule only), and a broken pair in another stack
+    app = checked_app()
+    cdk.Stack(app, "Empty")
+    hand_wired(cdk.Stack(app, "Service"), visibility=30, function_timeout=60)
+    # WHEN synthesized  THEN the plugin judges the app (the broken pair, nothing else)
+    failure, found = synth(app)
+    assert failure.startswith("ValidationFailed")
+    assert [rule for rule, _, _ in found["error"]] == [
+        "safe-queue:visibility-below-function-timeout"
+    ]
+    # AND safe-queue check reads the same cloud assembly, the empty stack included
+    report = check_paths([app.outdir])
+    assert report.mappings_checked == 1
+    assert sorted(Path(t).name for t in report.sources) == [
+        "Empty.template.json",
+        "Service.template.json",
     ]
 
 

@@ -29,6 +29,7 @@ from safe_queue import (
     SafeQueueOrganizationConfigRule,
 )
 from safe_queue.cdk.hook_props import ALIAS_PATTERN, TARGETS
+from safe_queue.cdk.service import acknowledge
 from safe_queue.live.actions import HOOK_IAM_ACTIONS, IAM_ACTIONS
 from tests import hook_events
 from tests.conftest import CDK_CONTEXT, make_app
@@ -52,24 +53,52 @@ class Synthesized:
     stack_set: SafeQueueHookStackSet
     config_rule: SafeQueueOrganizationConfigRule
     report: dict[str, Any]
+    nag_refused: str = ""
+    """cdk-nag's error where this aws-cdk-lib cannot acknowledge a finding (``""``: none)."""
 
     def resources(self, template: dict[str, Any], kind: str) -> dict[str, Any]:
         return {k: v for k, v in template["Resources"].items() if v["Type"] == kind}
 
 
+def _scoped_ids_accepted() -> bool:
+    """Whether this aws-cdk-lib acknowledges a cdk-nag id with an ARN in it (aws/aws-cdk#38787)."""
+    probe = cdk.Stack(cdk.App(), "Probe")
+    return not acknowledge(
+        probe, ("AwsSolutions::AwsSolutions-IAM5[Resource::arn:aws:iam::*:x]", "x")
+    )
+
+
+SCOPED_IDS = _scoped_ids_accepted()
+"""False on aws-cdk-lib 2.262.0 (the oldest supported): see safe_queue.cdk.service.acknowledge."""
+
+
 @pytest.fixture(scope="module")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    app = cdk.App(context=CDK_CONTEXT, outdir=str(outdir))
-    guard = cdk.Stack(app, "Guard")
-    hook = SafeQueueHook(guard, "Hook")
-    org = cdk.Stack(app, "Org")
-    stack_set = SafeQueueHookStackSet(
-        org, "Hooks", organizational_unit_ids=OUS, organization_id=ORGANIZATION
-    )
-    config_rule = SafeQueueOrganizationConfigRule(org, "Rule", organizational_unit_ids=OUS)
-    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
-    app.synth()  # raises if cdk-nag finds anything not acknowledged
+    def build(nag: bool) -> tuple[Path, cdk.App, Any, Any, Any]:
+        outdir = tmp_path_factory.mktemp("cdk.out")
+        app = cdk.App(context=CDK_CONTEXT, outdir=str(outdir))
+        guard = cdk.Stack(app, "Guard")
+        hook = SafeQueueHook(guard, "Hook")
+        org = cdk.Stack(app, "Org")
+        stack_set = SafeQueueHookStackSet(
+            org, "Hooks", organizational_unit_ids=OUS, organization_id=ORGANIZATION
+        )
+        config_rule = SafeQueueOrganizationConfigRule(org, "Rule", organizational_unit_ids=OUS)
+        if nag:
+            cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
+        return outdir, app, hook, stack_set, config_rule
+
+    outdir, app, hook, stack_set, config_rule = build(nag=True)
+    refused = ""
+    try:
+        app.synth()  # raises if cdk-nag finds anything not acknowledged
+    except RuntimeError as error:
+        if SCOPED_IDS:
+            raise
+        # an aws-cdk-lib that refuses the one id with an ARN in it: the templates without cdk-nag
+        refused = str(error)
+        outdir, app, hook, stack_set, config_rule = build(nag=False)
+        app.synth()
     report_path = outdir / "validation-report.json"
     report = json.loads(report_path.read_text()) if report_path.exists() else {}
     return Synthesized(
@@ -80,6 +109,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
         stack_set,
         config_rule,
         report,
+        refused,
     )
 
 
@@ -548,6 +578,19 @@ def test_cfn_lint_finds_nothing(synthesized: Synthesized) -> None:
         assert lint(template) == [], name
 
 
+@pytest.mark.skipif(SCOPED_IDS, reason="this aws-cdk-lib acknowledges every id: see below")
+def test_before_aws_cdk_38787_only_the_member_role_finding_stays(synthesized: Synthesized) -> None:
+    # GIVEN an aws-cdk-lib that refuses cdk-nag ids with an ARN in them (2.262.0)
+    # THEN the constructs are built all the same, and cdk-nag's only unacknowledged
+    # finding is the organization rule's sts:AssumeRole on the member role's ARN
+    found = [line for line in synthesized.nag_refused.splitlines() if "(AwsSolutions-" in line]
+    assert found
+    assert all("AwsSolutions-IAM5" in line for line in found)
+    assert "Org/Rule/Role" in synthesized.nag_refused
+    assert "Guard/" not in synthesized.nag_refused
+
+
+@pytest.mark.skipif(not SCOPED_IDS, reason="needs aws-cdk-lib with aws/aws-cdk#38787")
 def test_cdk_nag_finds_nothing_and_each_acknowledgement_has_a_reason(
     synthesized: Synthesized,
 ) -> None:

@@ -347,6 +347,8 @@ def test_no_credentials_exit_2(monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", raising=False)
     monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", raising=False)
+    # a fresh default session: not one an earlier test of the process made with credentials
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
     assert main([DLQ_URL]) == 2
     assert capsys.readouterr().err.startswith("safe-queue redrive: no AWS credentials found")
 

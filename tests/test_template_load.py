@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,22 @@ def test_unparseable_input_names_the_file_and_line(name: str, line: int | None, 
     assert caught.value.line == line
     assert words in str(caught.value)
     assert isinstance(caught.value, ValueError)
+
+
+def test_a_template_of_other_sections_only_has_no_resources_and_is_read(tmp_path: Path) -> None:
+    # GIVEN what CDK writes for an empty stack: Parameters and Rules, no Resources
+    path = write(
+        tmp_path,
+        "Empty.template.json",
+        json.dumps({"Parameters": {"BootstrapVersion": {"Type": "String"}}, "Rules": {}}),
+    )
+    # THEN it is a template without resources, not an error
+    assert load_template(path).resources == {}
+    # AND a document of other keys, or an empty one, is still no template
+    for body in ({"name": "settings", "Parameters": {}}, {}):
+        other = write(tmp_path, "other.json", json.dumps(body))
+        with pytest.raises(TemplateError, match="is not a CloudFormation template"):
+            load_template(other)
 
 
 def test_missing_file_and_directory_without_manifest(tmp_path: Path) -> None:

@@ -30,20 +30,19 @@ from aws_cdk import Duration
 from aws_cdk import aws_config as config
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from safe_queue.cdk.bundling import AUDIT_MODULES, package_code
+from safe_queue.cdk.service import logged_role
 from safe_queue.errors import SafeQueueConfigError
 from safe_queue.live.actions import IAM_ACTIONS
 
-__all__ = ["BUNDLED", "SafeQueueConfigRule", "handler_code"]
+__all__ = ["BUNDLED", "SafeQueueConfigRule", "config_frequency", "handler_code"]
 
 BUNDLED: Final = AUDIT_MODULES
 """What of the installed ``safe_queue`` package goes into the function (no CDK module)."""
 
 HANDLER: Final = "safe_queue.live.config_handler.handler"
-LOG_ACTIONS: Final = ("logs:CreateLogStream", "logs:PutLogEvents")
 
 _FREQUENCIES: Final = {
     1: config.MaximumExecutionFrequency.ONE_HOUR,
@@ -59,7 +58,8 @@ def handler_code() -> lambda_.Code:
     return package_code(BUNDLED)
 
 
-def _frequency(schedule: Duration) -> config.MaximumExecutionFrequency:
+def config_frequency(schedule: Duration) -> config.MaximumExecutionFrequency:
+    """Return AWS Config's ``MaximumExecutionFrequency`` for ``schedule`` (1, 3, 6, 12, 24 h)."""
     seconds = schedule.to_seconds()
     hours, rest = divmod(int(seconds), 3600)
     if rest or seconds != int(seconds) or hours not in _FREQUENCIES:
@@ -118,32 +118,19 @@ class SafeQueueConfigRule(Construct):
         timeout: Duration | None = None,
     ) -> None:
         super().__init__(scope, id)
-        frequency = _frequency(schedule or Duration.hours(24))
-        self.log_group = logs.LogGroup(self, "Logs", retention=logs.RetentionDays.ONE_MONTH)
-        self.role = iam.Role(
+        frequency = config_frequency(schedule or Duration.hours(24))
+        self.log_group, self.role = logged_role(
             self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            policy_name="SafeQueueConfigRule",
             description="safe-queue AWS Config rule: read SQS mappings, put evaluations",
-            inline_policies={
-                "SafeQueueConfigRule": iam.PolicyDocument(
-                    statements=[
-                        iam.PolicyStatement(
-                            sid="AuditReadOnly", actions=list(IAM_ACTIONS), resources=["*"]
-                        ),
-                        iam.PolicyStatement(
-                            sid="PutEvaluations",
-                            actions=["config:PutEvaluations"],
-                            resources=["*"],
-                        ),
-                        iam.PolicyStatement(
-                            sid="Logs",
-                            actions=list(LOG_ACTIONS),
-                            resources=[self.log_group.log_group_arn],
-                        ),
-                    ]
-                )
-            },
+            statements=[
+                iam.PolicyStatement(
+                    sid="AuditReadOnly", actions=list(IAM_ACTIONS), resources=["*"]
+                ),
+                iam.PolicyStatement(
+                    sid="PutEvaluations", actions=["config:PutEvaluations"], resources=["*"]
+                ),
+            ],
         )
         self.function = lambda_.Function(
             self,

@@ -17,15 +17,15 @@ from aws_cdk import Duration
 from aws_cdk import aws_config as config
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from safe_queue.cdk.config_rule import LOG_ACTIONS, _frequency, handler_code
+from safe_queue.cdk.config_rule import config_frequency, handler_code
 from safe_queue.cdk.service import (
     NO_DEAD_LETTER_QUEUE,
     NO_TRACING,
     acknowledge,
     latest_python_runtime,
+    logged_role,
 )
 from safe_queue.cdk.stack_set import (
     check_call_as,
@@ -150,31 +150,18 @@ class SafeQueueOrganizationConfigRule(Construct):
             )
         check_call_as(call_as)
         super().__init__(scope, id)
-        self.log_group = logs.LogGroup(self, "Logs", retention=logs.RetentionDays.ONE_MONTH)
         member_roles = cdk.Fn.sub(
             "arn:${AWS::Partition}:iam::*:role/${Name}", {"Name": member_role_name}
         )
-        self.role = iam.Role(
+        self.log_group, self.role = logged_role(
             self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            policy_name="SafeQueueOrganizationConfigRule",
             description="safe-queue organization Config rule: assume the member role",
-            inline_policies={
-                "SafeQueueOrganizationConfigRule": iam.PolicyDocument(
-                    statements=[
-                        iam.PolicyStatement(
-                            sid="AssumeMemberRole",
-                            actions=["sts:AssumeRole"],
-                            resources=[member_roles],
-                        ),
-                        iam.PolicyStatement(
-                            sid="Logs",
-                            actions=list(LOG_ACTIONS),
-                            resources=[self.log_group.log_group_arn],
-                        ),
-                    ]
+            statements=[
+                iam.PolicyStatement(
+                    sid="AssumeMemberRole", actions=["sts:AssumeRole"], resources=[member_roles]
                 )
-            },
+            ],
         )
         self.function = lambda_.Function(
             self,
@@ -281,7 +268,7 @@ class SafeQueueOrganizationConfigRule(Construct):
 
 
 def _hours(schedule: Duration) -> int:
-    _frequency(schedule)  # refuses what AWS Config cannot run, with the fix
+    config_frequency(schedule)  # refuses what AWS Config cannot run, with the fix
     return int(schedule.to_seconds()) // 3600
 
 

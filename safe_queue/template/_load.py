@@ -26,7 +26,7 @@ import re
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from safe_queue.template._file import (
     LOOP_PREFIX,
@@ -74,6 +74,32 @@ def _decode(name: str, text: str) -> tuple[Any, dict[str, int]]:
     return load_yaml(name, text)
 
 
+_SECTIONS: Final = frozenset(
+    {
+        "AWSTemplateFormatVersion",
+        "Description",
+        "Metadata",
+        "Parameters",
+        "Rules",
+        "Mappings",
+        "Conditions",
+        "Transform",
+        "Outputs",
+    }
+)
+"""CloudFormation's template sections besides ``Resources``."""
+
+
+def _without_resources(body: Any) -> bool:
+    """Whether ``body`` is a template of other sections only, with no ``Resources`` key."""
+    return (
+        isinstance(body, dict)
+        and "Resources" not in body
+        and bool(body)
+        and all(key in _SECTIONS for key in body)
+    )
+
+
 def load_template(
     path: str | Path, *, stack: str | None = None, scope: str = "", stack_name: str | None = None
 ) -> TemplateFile:
@@ -88,6 +114,10 @@ def load_template(
     name = str(path)
     text = read_text(path)
     body, lines = _decode(name, text)
+    if _without_resources(body):
+        # A template of other sections only (CDK synthesizes an empty stack so: its bootstrap
+        # version parameter and rule): nothing in it to check, and no reason to refuse it.
+        body = {**body, "Resources": {}}
     if not isinstance(body, dict) or not isinstance(body.get("Resources"), dict):
         raise TemplateError(
             name,
