@@ -20,9 +20,9 @@ order:
 
 ``--before REF`` adds the consumer as it is at a git ref (its ``safe_queue`` exported into
 a temporary directory, run with this tree's benchmarks), to show what a change gained.
-``--ablate`` adds another process to the rotation: the consumer with two features switched
-off (``run_app --without drift,marker``), to show what they cost; an experiment, not a mode
-of the construct.
+``--ablate`` adds another process to the rotation: the consumer without the record it leaves
+under its function (``run_app --without record``: no second-consumer notice, no synth-time
+drift check), to show what that costs; an experiment, not a mode of the construct.
 
 Python's bytecode cache is on for the processes timed (in a temporary directory), as for
 an installed package; ``--no-bytecode-cache`` keeps this workplace's
@@ -64,7 +64,7 @@ import aws_cdk as cdk  # noqa: E402
 from benchmarks.apps import consumers_app, differences  # noqa: E402
 
 Build = Callable[[str], cdk.App]
-ABLATED = "SafeQueueConsumer without drift check and marker (experiment)"
+ABLATED = "SafeQueueConsumer without its function record (experiment)"
 
 
 def check_same_resources(count: int, per_stack: int) -> int:
@@ -141,7 +141,7 @@ def main() -> None:
     parser.add_argument(
         "--ablate",
         action="store_true",
-        help="also time the consumer without its drift check and visibility marker",
+        help="also time the consumer without its record under the function (drift check)",
     )
     args = parser.parse_args()
     count, per_stack = args.count, args.per_stack
@@ -190,7 +190,7 @@ def main() -> None:
         "hand-wired": [*command, str(per_stack), "--hand-wired"],
     }
     if args.ablate:
-        variants[ABLATED] = [*command, str(per_stack), "--without", "drift,marker"]
+        variants[ABLATED] = [*command, str(per_stack), "--without", "record"]
     before = f"SafeQueueConsumer at {args.before}"
     if args.before:
         variants[before] = [*command, str(per_stack)]

@@ -1,12 +1,13 @@
 """Build and synthesize one benchmark app, as `cdk synth` runs `python app.py`.
 
 python -m benchmarks.run_app COUNT [--per-stack N] [--hand-wired] [--checks] [--nag] [--split]
-    [--seed-mistake] [--without drift,marker]
+    [--seed-mistake] [--without record]
 
-``--without`` measures what two of SafeQueueConsumer's features cost (an experiment, not a
-mode of the construct): ``drift`` skips its synth-time check of the function's final
-timeout (``Node.add_validation``), ``marker`` sets ``SAFE_QUEUE_VISIBILITY_TIMEOUT`` without
-the marker construct that lets a second consumer of the function see the first.
+``--without record`` measures what one of SafeQueueConsumer's features costs (an experiment,
+not a mode of the construct): the record the consumer leaves under its function, which lets
+a second consumer of the function see the first and runs every consumer's synth-time check
+of the function's final timeout. Without it the consumer only sets
+``SAFE_QUEUE_VISIBILITY_TIMEOUT``.
 
 Run by the CDK CLI (``cdk synth --app "python -m benchmarks.run_app ..."``), it writes the
 cloud assembly where the CLI says (``CDK_OUTDIR``); run alone, into a temporary directory.
@@ -24,11 +25,7 @@ from benchmarks.apps import consumers_app
 
 def without(features: set[str]) -> None:
     """Switch off construct features for a cost experiment (see the module docstring)."""
-    if "drift" in features:
-        import constructs
-
-        constructs.Node.add_validation = lambda self, validation: None  # type: ignore[method-assign]
-    if "marker" in features:
+    if "record" in features:
         from safe_queue import keys
         from safe_queue.cdk import consumer
 
@@ -49,7 +46,7 @@ def main() -> None:
     parser.add_argument("--nag", action="store_true")
     parser.add_argument("--split", action="store_true")
     parser.add_argument("--seed-mistake", action="store_true")
-    parser.add_argument("--without", default="", help="drift,marker: see the docstring")
+    parser.add_argument("--without", default="", help="record: see the docstring")
     args = parser.parse_args()
     without(set(filter(None, args.without.split(","))))
     with tempfile.TemporaryDirectory() as temporary:

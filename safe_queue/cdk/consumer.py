@@ -335,19 +335,20 @@ class SafeQueueConsumer(Construct):
                 from safe_queue.cdk.idempotency import idempotency_table
 
                 self.idempotency_table = idempotency_table(self, consuming.own, removal_policy)
-            set_visibility_env(
-                self, path, consuming.own, plan.visibility_timeout, consuming.own_node
-            )
-            if failure_backoff is not None:
-                set_backoff_env(consuming.own, failure_backoff)
-        if consuming.cfn is not None and plan.facts is not None:
-            node.add_validation(
-                FunctionTimeoutUnchanged(
+            drift_check = (
+                None
+                if consuming.cfn is None or plan.facts is None
+                else FunctionTimeoutUnchanged(
                     path,
                     consuming.cfn,
                     dataclasses.replace(plan.facts, derived_function_timeout=plan.function_timeout),
                 )
             )
+            set_visibility_env(
+                self, path, consuming.own, plan.visibility_timeout, consuming.own_node, drift_check
+            )
+            if failure_backoff is not None:
+                set_backoff_env(consuming.own, failure_backoff)
 
     def _report(self, warnings: Sequence[Any]) -> None:
         """Report the engine's warnings and infos on this consumer (acknowledgeable by id)."""

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+import jsii
 from aws_cdk import Annotations, Duration
 from aws_cdk import aws_lambda as lambda_
-from constructs import Construct, Node
+from constructs import Construct, IValidation, Node
 
 from safe_queue import keys
 from safe_queue.cdk._values import is_number_token, whole_seconds
@@ -143,13 +144,25 @@ def read_function(function: lambda_.IFunction, given: Duration | None) -> Consum
     return ConsumingFunction(own, cfn, timeout, reserved, own_node)
 
 
-class _VisibilityTimeoutEnv(Construct):
-    """Marks, under a function, which consumer set its SAFE_QUEUE_VISIBILITY_TIMEOUT."""
+@jsii.implements(IValidation)
+class _FunctionRecord(Construct):
+    """What the consumers of one function left under it, and their synth-time drift checks.
+
+    ``visibility`` and ``consumer_path``: which consumer set its
+    ``SAFE_QUEUE_VISIBILITY_TIMEOUT``. ``checks``: each consumer's
+    :class:`~safe_queue.cdk.drift.FunctionTimeoutUnchanged`, run by CDK at synth as this
+    construct's one validation (one callback per function, not per consumer).
+    """
 
     def __init__(self, function: lambda_.Function, visibility: int, consumer_path: str) -> None:
         super().__init__(function, _VISIBILITY_MARKER)
         self.visibility = visibility
         self.consumer_path = consumer_path
+        self.checks: list[IValidation] = []
+
+    def validate(self) -> list[str]:
+        """Return the errors of every consumer's drift check, in the order they were made."""
+        return [error for check in self.checks for error in check.validate()]
 
 
 def set_visibility_env(
@@ -158,25 +171,35 @@ def set_visibility_env(
     function: lambda_.Function,
     visibility: int,
     function_node: Node | None = None,
+    drift_check: IValidation | None = None,
 ) -> None:
     """Set SAFE_QUEUE_VISIBILITY_TIMEOUT on the function, unless another consumer did.
 
     ``consumer_path`` and ``function_node`` (``function.node``) are given when already read.
+    ``drift_check`` joins the function's other consumers' checks, run at synth.
     """
     node = function.node if function_node is None else function_node
-    marker = node.try_find_child(_VISIBILITY_MARKER)
-    if not isinstance(marker, _VisibilityTimeoutEnv):
+    try:  # the first consumer of the function: no lookup first (a round trip into jsii)
+        record = _FunctionRecord(function, visibility, consumer_path)
+    except Exception:  # the id is taken: by another consumer's record, or not
+        found = node.try_find_child(_VISIBILITY_MARKER)
+        if not isinstance(found, _FunctionRecord):
+            raise
+        record = found
+        if record.visibility != visibility:
+            Annotations.of(consumer).add_info(
+                f"The function {function.node.path} also consumes {record.consumer_path},"
+                f" whose visibility timeout {record.visibility} s it keeps in"
+                f" {keys.VISIBILITY_TIMEOUT_ENV}; this queue's is {visibility} s, so"
+                f" RedeliveryDiagnosis judges its redeliveries against {record.visibility} s."
+                " Fix: give this queue its own function, or pass visibility_timeout to"
+                " RedeliveryDiagnosis for this queue's records."
+            )
+    else:
         function.add_environment(keys.VISIBILITY_TIMEOUT_ENV, str(visibility))
-        _VisibilityTimeoutEnv(function, visibility, consumer_path)
-    elif marker.visibility != visibility:
-        Annotations.of(consumer).add_info(
-            f"The function {function.node.path} also consumes {marker.consumer_path}, whose"
-            f" visibility timeout {marker.visibility} s it keeps in"
-            f" {keys.VISIBILITY_TIMEOUT_ENV}; this queue's is {visibility} s, so"
-            f" RedeliveryDiagnosis judges its redeliveries against {marker.visibility} s."
-            " Fix: give this queue its own function, or pass visibility_timeout to"
-            " RedeliveryDiagnosis for this queue's records."
-        )
+        node.add_validation(record)
+    if drift_check is not None:
+        record.checks.append(drift_check)
 
 
 def set_backoff_env(function: lambda_.Function, backoff: Any) -> None:
