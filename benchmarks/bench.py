@@ -33,6 +33,7 @@ os.environ["PATH"] = os.pathsep.join(
 import aws_cdk as cdk
 
 from benchmarks.apps import consumers_app
+from benchmarks.measure import cpu_seconds
 
 
 def synth_seconds(build: Callable[[str], cdk.App]) -> float:
@@ -41,28 +42,6 @@ def synth_seconds(build: Callable[[str], cdk.App]) -> float:
         started = time.perf_counter()
         build(outdir).synth()
         return time.perf_counter() - started
-
-
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds() -> float:
-    """CPU time (user + system) of this process and of its children still running (the jsii
-    kernel, a node process): on a shared machine it moves far less than the wall time."""
-    own = os.times()
-    total = own.user + own.system
-    pid = os.getpid()
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return total
-    for child in children:
-        try:
-            fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime
-    return total
 
 
 def synth_cpu_and_wall(build: Callable[[str], cdk.App]) -> tuple[float, float]:

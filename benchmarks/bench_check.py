@@ -1,22 +1,24 @@
 """Measure ``safe-queue check`` beside cfn-lint on a 480-resource template. Run by hand.
 
     .venv/bin/python -m benchmarks.bench_check              # JSON and YAML, 7 runs each
-    .venv/bin/python -m benchmarks.bench_check --repeat 15 --consumers 100
+    .venv/bin/python -m benchmarks.bench_check --repeat 15 --cfn-lint-repeat 7
 
 The template has 96 consumers of 5 resources each (queue, dead-letter queue, role,
 function, event source mapping): 480 resources, under the stack maximum of 500; every
 mapping gets findings. "In one process" times ``check_paths`` + ``render(..., "sarif")``
-after a warm-up run; "whole process" times ``python -m safe_queue.cli check``, i.e.
-interpreter start and imports included, as CI runs it; "cfn-lint" times the ``cfn-lint``
-command on the same file, the same way (``--cfn-lint-repeat`` runs, interleaved with
-ours). Medians; no CDK is imported. Record the results in ``benchmarks/README.md``.
+after a warm-up run; "whole process" times ``python -m safe_queue.cli check --format
+sarif``, i.e. interpreter start and imports included, as CI runs it; "cfn-lint" times the
+``cfn-lint`` command on the same file, the same way. The two commands run side by side,
+round by round (cfn-lint in the first ``--cfn-lint-repeat`` rounds), the order alternating,
+with Python's bytecode cache on for both (``benchmarks.measure.bytecode_cache``); wall and
+CPU time (user + system) of each process, medians with min-max. No CDK is imported.
+Record the results in ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import platform
 import re
 import statistics
 import subprocess
@@ -26,7 +28,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.measure import (
+    Loads,
+    Runs,
+    bytecode_cache,
+    machine,
+    ratio,
+    run_process,
+    use_project_node,
+)
+
 CONSUMERS = 96
+
+
+def lint_found_errors(code: int) -> bool:
+    """cfn-lint's exit code is a bitmask: 2 errors (E3505, visibility below the timeout)."""
+    return bool(code & 2)
 
 
 def template(consumers: int = CONSUMERS) -> dict[str, Any]:
@@ -113,30 +130,35 @@ def in_process(path: Path, repeat: int) -> tuple[float, int, int]:
     return statistics.median(times), report.mappings_checked, len(report.findings)
 
 
-def whole_process(path: Path, repeat: int) -> float:
-    command = [sys.executable, "-m", "safe_queue.cli", "check", "--format", "sarif", str(path)]
-    subprocess.run(command, capture_output=True, check=False)  # warm the file cache
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        completed = subprocess.run(command, capture_output=True, check=False)
-        times.append(time.perf_counter() - started)
-        assert completed.returncode == 1, completed.stderr
-    return statistics.median(times)
+def check_command(path: Path) -> list[str]:
+    return [sys.executable, "-m", "safe_queue.cli", "check", "--format", "sarif", str(path)]
 
 
-def cfn_lint_seconds(path: Path, repeat: int) -> float:
-    """Median wall time of the ``cfn-lint`` command beside this interpreter, on ``path``."""
-    command = [str(Path(sys.executable).with_name("cfn-lint")), "--", str(path)]
-    subprocess.run(command, capture_output=True, check=False)  # warm the file cache
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        completed = subprocess.run(command, capture_output=True, check=False)
-        times.append(time.perf_counter() - started)
-        # cfn-lint's exit code is a bitmask: 2 errors, 4 warnings (E3505, W3005...)
-        assert completed.returncode & 2, completed.stdout[-500:]
-    return statistics.median(times)
+def cfn_lint_command(path: Path) -> list[str]:
+    return [str(Path(sys.executable).with_name("cfn-lint")), "--", str(path)]
+
+
+def side_by_side(
+    path: Path, repeat: int, lint_repeat: int, env: dict[str, str], loads: Loads
+) -> tuple[Runs, Runs]:
+    """Whole processes of ``safe-queue check`` and ``cfn-lint`` on ``path``, interleaved.
+
+    Each round runs ``check`` once and, in the first ``lint_repeat`` rounds, cfn-lint
+    once, in alternating order. ``check`` exits 1 (findings at the default --fail-on);
+    cfn-lint's exit code is a bitmask with 2 for errors (E3505...).
+    """
+    ours, lint = Runs(), Runs()
+    run_process(check_command(path), env, ok=1)  # warm-up: file cache, bytecode
+    run_process(cfn_lint_command(path), env, ok=lint_found_errors)
+    for index in range(repeat):
+        pair = [(ours, check_command(path), 1)]
+        if index < lint_repeat:
+            pair.append((lint, cfn_lint_command(path), lint_found_errors))
+        for runs, command, ok in pair if index % 2 == 0 else reversed(pair):
+            loads.sample()
+            runs.add(*run_process(command, env, ok=ok))
+    loads.sample()
+    return ours, lint
 
 
 def import_seconds(module: str, repeat: int) -> float:
@@ -153,29 +175,45 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--consumers", type=int, default=CONSUMERS)
-    parser.add_argument("--cfn-lint-repeat", type=int, default=3)
+    parser.add_argument("--cfn-lint-repeat", type=int, default=5)
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="keep PYTHONDONTWRITEBYTECODE=1 as set here: every process compiles safe_queue",
+    )
     args = parser.parse_args()
-    print(f"Python {platform.python_version()}, {platform.machine()}, repeat {args.repeat}")
+    use_project_node()  # only for the line below: neither command runs node
+    print(machine("PyYAML", "cfn-lint"), f"repeat {args.repeat}, cfn-lint {args.cfn_lint_repeat}")
     body = template(args.consumers)
-    print(f"template: {len(body['Resources'])} resources, {args.consumers} SQS mappings")
-    with tempfile.TemporaryDirectory() as directory:
+    print(f"template: {len(body['Resources'])} resources, {args.consumers} SQS mappings\n")
+    cache = not args.no_bytecode_cache
+    print(f"bytecode cache {'on' if cache else 'off (PYTHONDONTWRITEBYTECODE kept)'}")
+    with tempfile.TemporaryDirectory() as directory, bytecode_cache(cache) as env:
         json_path = Path(directory, "template.json")
         json_path.write_text(json.dumps(body, indent=1))
         yaml_path = Path(directory, "template.yaml")
         yaml_path.write_text(to_yaml(body))
-        print(
-            "| input | size | in one process | whole process | cfn-lint (whole process) |"
-            " ratio | mappings | findings |"
-        )
-        print("|---|---|---|---|---|---|---|---|")
+        rows, loads = [], Loads()
         for label, path in (("JSON", json_path), ("YAML (short-form tags)", yaml_path)):
             seconds, mappings, findings = in_process(path, args.repeat)
-            process = whole_process(path, args.repeat)
-            lint = cfn_lint_seconds(path, args.cfn_lint_repeat)
-            size = path.stat().st_size // 1024
+            ours, lint = side_by_side(path, args.repeat, args.cfn_lint_repeat, env, loads)
+            rows.append((label, path, seconds, mappings, findings, ours, lint))
+        print(
+            f"Whole processes, interleaved ({loads}); medians (min-max); ratio = cfn-lint's"
+            " median / check's median, for wall and CPU time:\n"
+        )
+        print(
+            "| input | size | check in one process | check (whole process) | cfn-lint (whole"
+            " process) | ratio | check CPU | cfn-lint CPU | CPU ratio | mappings | findings |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for label, path, seconds, mappings, findings, ours, lint in rows:
             print(
-                f"| {label} | {size} KiB | {seconds:.3f} s | {process:.3f} s | {lint:.2f} s |"
-                f" {lint / process:.0f}x | {mappings} | {findings} |"
+                f"| {label} | {path.stat().st_size // 1024} KiB | {seconds:.3f} s |"
+                f" {Runs.spread(ours.wall)} | {Runs.spread(lint.wall)} |"
+                f" **{ratio(lint.wall, ours.wall):.1f}x** | {Runs.spread(ours.cpu)} |"
+                f" {Runs.spread(lint.cpu)} | {ratio(lint.cpu, ours.cpu):.1f}x | {mappings} |"
+                f" {findings} |"
             )
     print()
     print("| `python -c 'import ...'` | median |")

@@ -378,6 +378,37 @@ def test_a_function_consuming_two_queues_keeps_the_first_value_and_says_so():
     assert "Fix: " in info
 
 
+def test_every_consumer_of_a_shared_function_is_checked_for_drift_at_synth():
+    # GIVEN two consumers of one function (one record of checks under it), whose timeout
+    # an escape hatch raises after both derived their queues from 60 s
+    stack = make_stack()
+    function = make_function(stack, "Fn", S(60))
+    SafeQueueConsumer(stack, "First", function=function)
+    SafeQueueConsumer(stack, "Second", function=function)
+    cfn_function = function.node.default_child
+    assert isinstance(cfn_function, lambda_.CfnFunction)
+    cfn_function.timeout = 600
+    # WHEN synthesized  THEN both consumers fail it, each named
+    app = stack.node.root
+    assert isinstance(app, cdk.App)
+    with pytest.raises(RuntimeError) as raised:
+        app.synth()
+    message = str(raised.value)
+    assert "SafeQueueConsumer Test/First, function Test/Fn/Resource" in message
+    assert "SafeQueueConsumer Test/Second, function Test/Fn/Resource" in message
+    assert message.count("safe-queue:function-timeout-changed") == 2
+
+
+def test_a_function_child_that_takes_the_record_id_is_reported_not_overwritten():
+    # GIVEN a function with a child of its own under the id the consumer uses
+    stack = make_stack()
+    function = make_function(stack, "Fn", S(60))
+    Construct(function, "SafeQueueVisibilityTimeout")
+    # WHEN a consumer is made on it  THEN CDK's duplicate-id error is raised as it is
+    with pytest.raises(RuntimeError, match="SafeQueueVisibilityTimeout"):
+        SafeQueueConsumer(stack, "First", function=function)
+
+
 # --- dashboard -----------------------------------------------------------------------------------
 
 

@@ -9,14 +9,15 @@ draws the same metrics with the alarms' thresholds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
-from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
+
+if TYPE_CHECKING:  # an app without an alarm topic does not load aws_sns (≈ 35 ms)
+    from aws_cdk import aws_sns as sns
 
 __all__ = [
     "REDELIVERY_ALARM_EVALUATION_PERIODS",
@@ -82,6 +83,7 @@ class ConsumerAlarms:
 def consumer_alarms(
     scope: Construct,
     *,
+    path: str,
     queue: sqs.IQueue,
     dead_letter_queue: sqs.IQueue,
     max_receive_count: int,
@@ -91,9 +93,9 @@ def consumer_alarms(
 ) -> ConsumerAlarms:
     """Create ``DeadLetterAlarm``, ``AgeAlarm`` and ``RedeliveryAlarm`` in ``scope``.
 
-    Every alarm notifies ``alarm_topic`` when one is given; missing data never alarms.
+    ``path`` is the consumer's construct path, for the descriptions. Every alarm notifies
+    ``alarm_topic`` when one is given; missing data never alarms.
     """
-    path = scope.node.path
     alarms = ConsumerAlarms(
         dead_letter=cloudwatch.Alarm(
             scope,
@@ -147,6 +149,8 @@ def consumer_alarms(
         ),
     )
     if alarm_topic is not None:
+        from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions  # only then
+
         action = cloudwatch_actions.SnsAction(alarm_topic)
         for alarm in alarms.all():
             alarm.add_alarm_action(action)

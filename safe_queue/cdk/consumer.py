@@ -18,10 +18,7 @@ from aws_cdk import (
     RemovalPolicy,
 )
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from safe_queue.cdk import plan as planning
@@ -36,7 +33,6 @@ from safe_queue.cdk.alarms import (
 )
 from safe_queue.cdk.drift import FunctionTimeoutUnchanged
 from safe_queue.cdk.function import set_backoff_env, set_visibility_env
-from safe_queue.cdk.idempotency import IDEMPOTENCY_TABLE_ENV, idempotency_table
 from safe_queue.cdk.mapping import consume
 from safe_queue.cdk.props import (
     check_constructs,
@@ -44,11 +40,15 @@ from safe_queue.cdk.props import (
     read_consuming_function,
 )
 from safe_queue.cdk.queues import consumer_queues
-from safe_queue.cdk.widgets import consumer_widgets
 from safe_queue.engine import Level
 from safe_queue.errors import SafeQueueConfigError
 
 if TYPE_CHECKING:
+    # Imported where used: an app that uses none of them does not load their modules.
+    from aws_cdk import aws_dynamodb as dynamodb
+    from aws_cdk import aws_kms as kms
+    from aws_cdk import aws_sns as sns
+
     from safe_queue.runtime import FailureBackoff
 
 __all__ = [
@@ -236,7 +236,6 @@ class SafeQueueConsumer(Construct):
         filters: Sequence[Mapping[str, Any]] | None = None,
         failure_backoff: FailureBackoff | None = None,
     ) -> None:
-        path = f"{scope.node.path}/{id}".lstrip("/")
         # Every prop is checked before the construct joins the tree, and every refusal is
         # collected: a refused consumer leaves no trace and names all its problems at once.
         refusals = Refusals()
@@ -258,6 +257,8 @@ class SafeQueueConsumer(Construct):
                 " in this app, or set the backoff in the handler and omit failure_backoff.",
             )
         if wants_table and consuming is not None and consuming.own is None:
+            from safe_queue.cdk.idempotency import IDEMPOTENCY_TABLE_ENV
+
             refusals.add(
                 "idempotency",
                 f"idempotency is True but the function {function.node.path} is imported,"
@@ -288,10 +289,15 @@ class SafeQueueConsumer(Construct):
                 refusals=refusals,
             )
         except SafeQueueConfigError:
+            path = f"{scope.node.path}/{id}".lstrip("/")
             raise refusals.error(f"SafeQueueConsumer {path}: ") from None
         assert consuming is not None  # a refused function was refused above
 
         super().__init__(scope, id)
+        # Each read of a jsii property is a round trip to the jsii kernel: the node and
+        # the path are read once.
+        node = self.node
+        path = node.path
         self._plan: planning.Plan = plan
         self._function = function
         self._report(plan.warnings)
@@ -302,13 +308,16 @@ class SafeQueueConsumer(Construct):
             self.queue,
             function,
             batch_size=plan.batch_size,
-            batching_window=plan.batching_window,
+            # the Duration given (whole seconds, checked), or none for no window
+            batching_window=max_batching_window if plan.batching_window else None,
             max_concurrency=plan.max_concurrency,
             report_batch_item_failures=plan.report_batch_item_failures,
             filters=plan.filters,
+            has_role=consuming.own is not None,
         )
         alarms = consumer_alarms(
             self,
+            path=path,
             queue=self.queue,
             dead_letter_queue=self.dead_letter_queue,
             max_receive_count=plan.max_receive_count,
@@ -323,18 +332,23 @@ class SafeQueueConsumer(Construct):
         self.idempotency_table: dynamodb.Table | None = None
         if consuming.own is not None:
             if wants_table:
+                from safe_queue.cdk.idempotency import idempotency_table
+
                 self.idempotency_table = idempotency_table(self, consuming.own, removal_policy)
-            set_visibility_env(self, consuming.own, plan.visibility_timeout)
-            if failure_backoff is not None:
-                set_backoff_env(consuming.own, failure_backoff)
-        if consuming.cfn is not None and plan.facts is not None:
-            self.node.add_validation(
-                FunctionTimeoutUnchanged(
-                    self.node.path,
+            drift_check = (
+                None
+                if consuming.cfn is None or plan.facts is None
+                else FunctionTimeoutUnchanged(
+                    path,
                     consuming.cfn,
                     dataclasses.replace(plan.facts, derived_function_timeout=plan.function_timeout),
                 )
             )
+            set_visibility_env(
+                self, path, consuming.own, plan.visibility_timeout, consuming.own_node, drift_check
+            )
+            if failure_backoff is not None:
+                set_backoff_env(consuming.own, failure_backoff)
 
     def _report(self, warnings: Sequence[Any]) -> None:
         """Report the engine's warnings and infos on this consumer (acknowledgeable by id)."""
@@ -363,6 +377,8 @@ class SafeQueueConsumer(Construct):
         dead-letter queue depth; the function's errors and throttles; its duration
         (maximum, p99) against its timeout.
         """
+        from safe_queue.cdk.widgets import consumer_widgets
+
         return consumer_widgets(self)
 
     @property

@@ -47,6 +47,10 @@ class FunctionTimeoutUnchanged:
         final = self._cfn_function.timeout
         function = self._facts.function
         assert isinstance(function, FunctionFacts)
+        if final == function.timeout:
+            # The facts the engine judged when the consumer was built, which had no error
+            # (an error refuses the consumer): nothing to judge again.
+            return []
         facts = dataclasses.replace(
             self._facts,
             function=dataclasses.replace(function, timeout=None if final is None else int(final)),

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+import jsii
 from aws_cdk import Annotations, Duration
 from aws_cdk import aws_lambda as lambda_
-from constructs import Construct
+from constructs import Construct, IValidation, Node
 
 from safe_queue import keys
 from safe_queue.cdk._values import is_number_token, whole_seconds
@@ -47,12 +48,16 @@ class ConsumingFunction:
     reserved_concurrency
         ``ReservedConcurrentExecutions``; ``None`` without one; ``Unknown`` when it cannot
         be read (an imported function, a token).
+    own_node
+        ``own.node``, read once (each read is a round trip into jsii); ``None`` when
+        imported.
     """
 
     own: lambda_.Function | None
     cfn: lambda_.CfnFunction | None
     timeout: int | None
     reserved_concurrency: int | Unknown | None
+    own_node: Node | None = None
 
 
 def underlying_function(function: lambda_.IFunction) -> lambda_.Function | None:
@@ -106,7 +111,8 @@ def read_function(function: lambda_.IFunction, given: Duration | None) -> Consum
             whole_seconds("function_timeout", given),
             Unknown(_RESERVED, "is not known: the function is imported"),
         )
-    cfn = own.node.default_child
+    own_node = own.node
+    cfn = own_node.default_child
     if not isinstance(cfn, lambda_.CfnFunction):
         raise SafeQueueConfigError(
             f"the function {own.node.path} has no CfnFunction child, so its timeout cannot be"
@@ -135,33 +141,65 @@ def read_function(function: lambda_.IFunction, given: Duration | None) -> Consum
         reserved = Unknown(_RESERVED, "is an unresolved token (a parameter or an import)")
     else:
         reserved = int(reserved_raw)
-    return ConsumingFunction(own, cfn, timeout, reserved)
+    return ConsumingFunction(own, cfn, timeout, reserved, own_node)
 
 
-class _VisibilityTimeoutEnv(Construct):
-    """Marks, under a function, which consumer set its SAFE_QUEUE_VISIBILITY_TIMEOUT."""
+@jsii.implements(IValidation)
+class _FunctionRecord(Construct):
+    """What the consumers of one function left under it, and their synth-time drift checks.
+
+    ``visibility`` and ``consumer_path``: which consumer set its
+    ``SAFE_QUEUE_VISIBILITY_TIMEOUT``. ``checks``: each consumer's
+    :class:`~safe_queue.cdk.drift.FunctionTimeoutUnchanged`, run by CDK at synth as this
+    construct's one validation (one callback per function, not per consumer).
+    """
 
     def __init__(self, function: lambda_.Function, visibility: int, consumer_path: str) -> None:
         super().__init__(function, _VISIBILITY_MARKER)
         self.visibility = visibility
         self.consumer_path = consumer_path
+        self.checks: list[IValidation] = []
+
+    def validate(self) -> list[str]:
+        """Return the errors of every consumer's drift check, in the order they were made."""
+        return [error for check in self.checks for error in check.validate()]
 
 
-def set_visibility_env(consumer: Construct, function: lambda_.Function, visibility: int) -> None:
-    """Set SAFE_QUEUE_VISIBILITY_TIMEOUT on the function, unless another consumer did."""
-    marker = function.node.try_find_child(_VISIBILITY_MARKER)
-    if not isinstance(marker, _VisibilityTimeoutEnv):
+def set_visibility_env(
+    consumer: Construct,
+    consumer_path: str,
+    function: lambda_.Function,
+    visibility: int,
+    function_node: Node | None = None,
+    drift_check: IValidation | None = None,
+) -> None:
+    """Set SAFE_QUEUE_VISIBILITY_TIMEOUT on the function, unless another consumer did.
+
+    ``consumer_path`` and ``function_node`` (``function.node``) are given when already read.
+    ``drift_check`` joins the function's other consumers' checks, run at synth.
+    """
+    node = function.node if function_node is None else function_node
+    try:  # the first consumer of the function: no lookup first (a round trip into jsii)
+        record = _FunctionRecord(function, visibility, consumer_path)
+    except Exception:  # the id is taken: by another consumer's record, or not
+        found = node.try_find_child(_VISIBILITY_MARKER)
+        if not isinstance(found, _FunctionRecord):
+            raise
+        record = found
+        if record.visibility != visibility:
+            Annotations.of(consumer).add_info(
+                f"The function {function.node.path} also consumes {record.consumer_path},"
+                f" whose visibility timeout {record.visibility} s it keeps in"
+                f" {keys.VISIBILITY_TIMEOUT_ENV}; this queue's is {visibility} s, so"
+                f" RedeliveryDiagnosis judges its redeliveries against {record.visibility} s."
+                " Fix: give this queue its own function, or pass visibility_timeout to"
+                " RedeliveryDiagnosis for this queue's records."
+            )
+    else:
         function.add_environment(keys.VISIBILITY_TIMEOUT_ENV, str(visibility))
-        _VisibilityTimeoutEnv(function, visibility, consumer.node.path)
-    elif marker.visibility != visibility:
-        Annotations.of(consumer).add_info(
-            f"The function {function.node.path} also consumes {marker.consumer_path}, whose"
-            f" visibility timeout {marker.visibility} s it keeps in"
-            f" {keys.VISIBILITY_TIMEOUT_ENV}; this queue's is {visibility} s, so"
-            f" RedeliveryDiagnosis judges its redeliveries against {marker.visibility} s."
-            " Fix: give this queue its own function, or pass visibility_timeout to"
-            " RedeliveryDiagnosis for this queue's records."
-        )
+        node.add_validation(record)
+    if drift_check is not None:
+        record.checks.append(drift_check)
 
 
 def set_backoff_env(function: lambda_.Function, backoff: Any) -> None:

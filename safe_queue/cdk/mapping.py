@@ -34,22 +34,28 @@ def consume(
     function: lambda_.IFunction,
     *,
     batch_size: int,
-    batching_window: int,
+    batching_window: Duration | None,
     max_concurrency: int | None,
     report_batch_item_failures: bool,
     filters: Sequence[Mapping[str, Any]],
+    has_role: bool = False,
 ) -> lambda_.EventSourceMapping:
-    """Add the mapping from ``queue`` to ``function`` and grant the function to consume."""
+    """Add the mapping from ``queue`` to ``function`` and grant the function to consume.
+
+    ``batching_window`` is the mapping's ``MaximumBatchingWindowInSeconds`` (``None``: not
+    set). ``has_role`` says the function is known to have a role (a ``Function`` always
+    has one, and so have its aliases and versions), which is then not asked for.
+    """
     mapping = function.add_event_source_mapping(
-        f"SqsEventSource:{Names.node_unique_id(queue.node)}",
+        f"SqsEventSource:{Names.unique_id(queue)}",
         event_source_arn=queue.queue_arn,
         batch_size=batch_size,
-        max_batching_window=Duration.seconds(batching_window) if batching_window else None,
+        max_batching_window=batching_window,
         max_concurrency=max_concurrency,
         report_batch_item_failures=report_batch_item_failures,
         filters=list(filters) or None,
     )
-    if function.role is not None:
+    if has_role or function.role is not None:
         queue.grant_consume_messages(function)
     else:  # what SqsEventSource says for an imported function without a role
         Annotations.of(function).add_warning_v2(

@@ -6,13 +6,12 @@ removal policy; and :func:`derive_visibility_timeout`, the formula for ``Duratio
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from typing import Any, Final
 
 from aws_cdk import Duration, RemovalPolicy
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_sns as sns
 
 from safe_queue.cdk._values import Refusals, implements, type_error, whole_seconds
 from safe_queue.cdk.function import ConsumingFunction, read_function
@@ -99,23 +98,28 @@ def read_consuming_function(
 
 def check_constructs(props: Mapping[str, Any], refusals: Refusals) -> None:
     """Refuse the construct-typed props of the wrong type (a topic, a key, a policy)."""
-    for setting, interface, expected, fix in (
+    for setting, module, interface, expected, fix in (
         (
             "alarm_topic",
-            sns.ITopic,
+            "aws_sns",
+            "ITopic",
             "an aws_sns.ITopic",
             'alarm_topic=sns.Topic(self, "Alarms"), or sns.Topic.from_topic_arn(...)',
         ),
         (
             "encryption_key",
-            kms.IKey,
+            "aws_kms",
+            "IKey",
             "an aws_kms.IKey",
             'encryption_key=kms.Key(self, "QueueKey", enable_key_rotation=True), or'
             " kms.Key.from_key_arn(...)",
         ),
     ):
         value = props.get(setting)
-        if value is not None and not implements(value, interface):
+        # the interface's module is loaded only when the prop is given
+        if value is not None and not implements(
+            value, getattr(importlib.import_module(f"aws_cdk.{module}"), interface)
+        ):
             refusals.add(setting, str(type_error(setting, value, expected, fix)))
     if props.get("removal_policy") not in _REMOVAL_POLICIES:
         refusals.add(

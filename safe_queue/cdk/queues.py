@@ -8,15 +8,18 @@ the rules the consumer reported itself (one verdict, not two).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from aws_cdk import Acknowledgment, Duration, Names, RemovalPolicy, Validations
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from safe_queue import keys
 from safe_queue.cdk import plan as planning
+from safe_queue.engine import limits
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_kms as kms
 
 __all__ = ["consumer_queues"]
 
@@ -25,6 +28,21 @@ _DEAD_LETTER_QUEUE_ACKNOWLEDGEMENT: Final = Acknowledgment(
     reason="This is the dead-letter queue: a redrive policy of its own would move failed"
     " messages on again instead of keeping them for inspection.",
 )
+
+
+# The retention periods most consumers get, made once like alarms.py's periods (two round
+# trips into jsii less per consumer): AWS's default for the source queue, the consumer's
+# default for its dead-letter queue.
+_AWS_DEFAULT_RETENTION: Final = Duration.seconds(limits.RETENTION_DEFAULT)
+_DEAD_LETTER_DEFAULT_RETENTION: Final = Duration.seconds(planning.DEAD_LETTER_RETENTION_DEFAULT)
+
+
+def _retention(seconds: int) -> Duration:
+    if seconds == limits.RETENTION_DEFAULT:
+        return _AWS_DEFAULT_RETENTION
+    if seconds == planning.DEAD_LETTER_RETENTION_DEFAULT:
+        return _DEAD_LETTER_DEFAULT_RETENTION
+    return Duration.seconds(seconds)
 
 
 def consumer_queues(
@@ -49,7 +67,7 @@ def consumer_queues(
         "DeadLetterQueue",
         queue_name=dead_letter_queue_name,
         fifo=fifo,
-        retention_period=Duration.seconds(plan.dead_letter_retention_period),
+        retention_period=_retention(plan.dead_letter_retention_period),
         encryption=encryption,
         encryption_master_key=key,
         enforce_ssl=True,
@@ -63,7 +81,7 @@ def consumer_queues(
         fifo=fifo,
         content_based_deduplication=True if plan.content_based_deduplication else None,
         visibility_timeout=Duration.seconds(plan.visibility_timeout),
-        retention_period=Duration.seconds(plan.retention_period),
+        retention_period=_retention(plan.retention_period),
         dead_letter_queue=sqs.DeadLetterQueue(
             queue=dead_letter_queue, max_receive_count=plan.max_receive_count
         ),
