@@ -30,6 +30,7 @@ moto_endpoint = moto_world.moto_endpoint
 aws_environment = moto_world.aws_environment
 
 EXTRAS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+EXTRAS_REGION = "me-south-1"  # used by no other test module
 
 
 def _distributions(requirements: Iterable[str]) -> set[str]:
@@ -184,7 +185,8 @@ def test_the_cdk_extra_alone_builds_and_checks_an_app(tmp_path: Path):
 def test_the_cli_extra_alone_runs_check_audit_and_redrive(tmp_path: Path, aws_environment: str):
     # GIVEN only [cli]: a YAML template with the seed mistake, and a live account (moto)
     # with the same mistake and a queue that is neither a source nor a dead-letter queue
-    world = moto_world.World("eu-west-1")
+    # a region of its own on the worker's moto server: other modules leave mappings in theirs
+    world = moto_world.World(EXTRAS_REGION)
     queue = world.queue("extras-orders", VisibilityTimeout=30)
     world.mapping(queue, world.function("extras-render", 180))
     lonely = world.queue("extras-lonely")
@@ -206,7 +208,7 @@ def test_the_cli_extra_alone_runs_check_audit_and_redrive(tmp_path: Path, aws_en
         import contextlib, io
         from safe_queue.cli import main
         for argv in (["check", "template.yaml", "--format", "json"],
-                     ["audit", "--region", "eu-west-1", "--format", "json"],
+                     ["audit", "--region", {EXTRAS_REGION!r}, "--format", "json"],
                      ["redrive", {lonely!r}]):
             out, err = io.StringIO(), io.StringIO()
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
