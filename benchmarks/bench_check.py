@@ -37,6 +37,7 @@ from benchmarks.measure import (
     run_process,
     use_project_node,
 )
+from safe_queue.engine.example import lambda_sqs_role
 
 CONSUMERS = 96
 
@@ -63,27 +64,7 @@ def template(consumers: int = CONSUMERS) -> dict[str, Any]:
                 },
             },
         }
-        resources[f"Role{index}"] = {
-            "Type": "AWS::IAM::Role",
-            "Properties": {
-                "AssumeRolePolicyDocument": {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "lambda.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ],
-                },
-                "ManagedPolicyArns": [
-                    {
-                        "Fn::Sub": "arn:${AWS::Partition}:iam::aws:policy/service-role/"
-                        "AWSLambdaSQSQueueExecutionRole"
-                    }
-                ],
-            },
-        }
+        resources[f"Role{index}"] = lambda_sqs_role()
         resources[f"Fn{index}"] = {
             "Type": "AWS::Lambda::Function",
             "Properties": {

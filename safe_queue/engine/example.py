@@ -37,7 +37,7 @@ from safe_queue.engine.facts import (
     Unknown,
 )
 
-__all__ = ["BASELINE", "Example", "example"]
+__all__ = ["BASELINE", "Example", "example", "lambda_sqs_role"]
 
 BASELINE: Final = MappingFacts(
     queue=QueueFacts(
@@ -80,29 +80,7 @@ class Example:
         Logical ids are the facts' names; every function gets one role
         (``ConsumerRole``). Values must be known (no :class:`~safe_queue.engine.Unknown`).
         """
-        resources: dict[str, Any] = {
-            "ConsumerRole": {
-                "Type": "AWS::IAM::Role",
-                "Properties": {
-                    "AssumeRolePolicyDocument": {
-                        "Version": "2012-10-17",
-                        "Statement": [
-                            {
-                                "Effect": "Allow",
-                                "Principal": {"Service": "lambda.amazonaws.com"},
-                                "Action": "sts:AssumeRole",
-                            }
-                        ],
-                    },
-                    "ManagedPolicyArns": [
-                        {
-                            "Fn::Sub": "arn:${AWS::Partition}:iam::aws:policy/service-role/"
-                            "AWSLambdaSQSQueueExecutionRole"
-                        }
-                    ],
-                },
-            }
-        }
+        resources: dict[str, Any] = {"ConsumerRole": lambda_sqs_role()}
         for mapping in self.mappings:
             queue, function = _known(mapping.queue), _known(mapping.function)
             resources.setdefault(queue.name, _queue(queue, mapping.derived_function_timeout))
@@ -230,3 +208,34 @@ def example(
         **dict(mapping or {}),
     )
     return Example(description, (facts,))
+
+
+def lambda_sqs_role() -> dict[str, Any]:
+    """Return an ``AWS::IAM::Role`` for a Lambda function, with the managed SQS-consumer policy.
+
+    Examples
+    --------
+    >>> lambda_sqs_role()["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]
+    {'Service': 'lambda.amazonaws.com'}
+    """
+    return {
+        "Type": "AWS::IAM::Role",
+        "Properties": {
+            "AssumeRolePolicyDocument": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "lambda.amazonaws.com"},
+                        "Action": "sts:AssumeRole",
+                    }
+                ],
+            },
+            "ManagedPolicyArns": [
+                {
+                    "Fn::Sub": "arn:${AWS::Partition}:iam::aws:policy/service-role/"
+                    "AWSLambdaSQSQueueExecutionRole"
+                }
+            ],
+        },
+    }
