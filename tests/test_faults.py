@@ -3,7 +3,10 @@ proxy that fails a seeded share of AWS requests (tests/fault_proxy.py, in front 
 
 The faults come over HTTP, so botocore's own retries (as safe_queue.retries sets them per
 caller, with botocore's real backoff and retry quota: nothing is scaled), error parsing
-and exceptions run as against AWS. The account: 40 SQS mappings on 4 functions (180 s),
+and exceptions run as against AWS. Only botocore's waits are virtual: each retry's backoff
+and each wait of adaptive mode's token bucket moves a clock forward instead of sleeping
+(``clock``), and the time bound holds on the waits summed over threads as well as on the
+wall time; ``benchmarks/bench_faults.py`` runs the same account with real waits. The account: 40 SQS mappings on 4 functions (180 s),
 10 of them on the seed's 60 s queue, the other 30 on a 1,082 s queue; one shared
 dead-letter queue. Without faults that is exactly 10 errors (10 NON_COMPLIANT queues).
 
@@ -25,14 +28,18 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import boto3
+import botocore.endpoint
 import pytest
+from botocore.retries import bucket
 
 from safe_queue.cli import main
 from safe_queue.live import queue_url
@@ -63,6 +70,49 @@ class Account:
     mappings: dict[str, str]  # UUID -> queue ARN
     seeds: set[str]  # UUIDs of the seed's mappings
     queues: list[str]
+
+
+@dataclass
+class VirtualClock:
+    """The seconds botocore would have slept, summed over threads."""
+
+    waited: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self.waited += max(0.0, seconds)
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch: pytest.MonkeyPatch) -> VirtualClock:
+    """botocore's waits counted instead of slept: the retry backoff (``botocore.endpoint``
+    sleeps between attempts) and adaptive mode's token bucket, whose clock moves on by what
+    it waits (a wait still lets the other threads take the bucket's lock)."""
+    virtual = VirtualClock()
+
+    class EndpointTime:  # the ``time`` module as botocore.endpoint sees it
+        def __getattr__(self, name: str) -> Any:
+            return getattr(time, name)
+
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            virtual.advance(seconds)
+
+    class Condition(threading.Condition):
+        def wait(self, timeout: float | None = None) -> bool:
+            if timeout is None:
+                return super().wait()
+            virtual.advance(timeout)
+            return super().wait(0)
+
+    monkeypatch.setattr(botocore.endpoint, "time", EndpointTime())
+    monkeypatch.setattr(bucket.Clock, "current_time", lambda _: time.time() + virtual.waited)
+    monkeypatch.setattr(bucket.Clock, "sleep", lambda _, seconds: virtual.advance(seconds))
+    monkeypatch.setattr(
+        bucket, "threading", SimpleNamespace(Lock=threading.Lock, Condition=Condition)
+    )
+    return virtual
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +188,7 @@ def verdicts(document: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def test_at_30_percent_failures_the_audit_gives_the_same_verdicts(
+    clock: VirtualClock,
     account: Account,
     baseline: dict[str, list[str]],
     through: Any,
@@ -155,6 +206,7 @@ def test_at_30_percent_failures_the_audit_gives_the_same_verdicts(
     assert document["summary"]["complete"] is True
     assert verdicts(document) == baseline
     assert elapsed < BOUND_S
+    assert 0 < clock.waited < BOUND_S  # botocore backed off, within the bound
     # AND every client it made retries as the audit caller says
     assert {m.meta.service_model.service_name for m in made} == {"lambda", "sqs"}
     assert {retry_config(m) for m in made} == {expected("audit")}
@@ -162,6 +214,7 @@ def test_at_30_percent_failures_the_audit_gives_the_same_verdicts(
 
 @pytest.mark.parametrize("seed", [8])  # a seed whose faults exhaust some reads
 def test_at_60_percent_failures_no_finding_is_lost(
+    clock: VirtualClock,
     account: Account,
     baseline: dict[str, list[str]],
     through: Any,
@@ -174,6 +227,7 @@ def test_at_60_percent_failures_no_finding_is_lost(
     code, document, err, elapsed = audit_cli(capsys)
     # THEN it ends in bounded time
     assert elapsed < BOUND_S
+    assert 0 < clock.waited < BOUND_S  # botocore backed off, within the bound
     assert faults.failed.total() >= 20, faults.failed
     summary = document["summary"]
     found = verdicts(document)
@@ -237,6 +291,7 @@ def handler_run(
 
 @pytest.mark.parametrize(("rate", "seed"), [(0.3, 2), (0.6, 11)])
 def test_the_config_rule_under_faults_never_reports_a_queue_it_did_not_read_as_fine(
+    clock: VirtualClock,
     account: Account,
     config_baseline: dict[str, str],
     through: Any,
@@ -250,6 +305,7 @@ def test_the_config_rule_under_faults_never_reports_a_queue_it_did_not_read_as_f
     made = record_clients(monkeypatch)
     evaluations, raised, logged, elapsed = handler_run(caplog)
     assert elapsed < BOUND_S
+    assert 0 < clock.waited < BOUND_S  # botocore backed off, within the bound
     # every client the handler made retries as the config-rule caller says
     assert {retry_config(m) for m in made} == {expected("config-rule")}
     assert all("\n" not in line for line in logged)  # one line per failure
