@@ -184,6 +184,44 @@ def test_the_asset_is_the_cdk_free_modules_only(synthesized: Synthesized) -> Non
     assert cdk_imports == []
 
 
+def test_each_asset_of_safe_queue_holds_its_own_modules() -> None:
+    # GIVEN, in one app, a function packaged with the runtime's modules (no handler folder:
+    # the same source directory as the Config rule's asset), bundled first, and the rule
+    from aws_cdk import aws_lambda as lambda_
+
+    from safe_queue.cdk.bundling import RUNTIME_MODULES, package_code
+
+    app = make_app()
+    stack = cdk.Stack(app, "Shared")
+    lambda_.Function(
+        stack,
+        "RuntimeOnly",
+        runtime=lambda_.Runtime.PYTHON_3_13,
+        handler="safe_queue.runtime.handler",
+        code=package_code(RUNTIME_MODULES),
+    )
+    SafeQueueConfigRule(stack, "SafeQueueRule")
+    # WHEN synthesized
+    assembly = Path(app.synth().directory)
+    functions = Template.from_stack(stack).find_resources("AWS::Lambda::Function")
+    packages = {
+        logical_id.rstrip("0123456789ABCDEF"): {
+            path.name
+            for path in (
+                assembly / f"asset.{f['Properties']['Code']['S3Key'].split('.')[0]}" / "safe_queue"
+            ).iterdir()
+        }
+        for logical_id, f in functions.items()
+    }
+    # THEN each function's asset has the modules it was packaged with, not the other's
+    (runtime,) = [modules for name, modules in packages.items() if name.startswith("RuntimeOnly")]
+    (rule,) = [modules for name, modules in packages.items() if name.startswith("SafeQueueRule")]
+    assert "runtime" in runtime
+    assert "live" not in runtime
+    assert "live" in rule
+    assert "runtime" not in rule
+
+
 def _imported_modules(source: str) -> list[str]:
     """Every module a source imports, statically (``import x``, ``from x import y``)."""
     found: list[str] = []

@@ -15,7 +15,7 @@ Examples
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,7 +23,7 @@ import jsii
 from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
-__all__ = ["AUDIT_MODULES", "RUNTIME_MODULES", "copy_package", "package_code"]
+__all__ = ["AUDIT_MODULES", "RUNTIME_MODULES", "copy_package", "local_asset", "package_code"]
 
 _PACKAGE: Final = Path(__file__).resolve().parent.parent
 _ALWAYS: Final = ("__init__.py", "_version.py", "py.typed", "errors.py", "keys.py", "arn.py")
@@ -51,24 +51,37 @@ def copy_package(target: Path, modules: Sequence[str]) -> Path:
 
 @jsii.implements(ILocalBundling)
 class _LocalCopy:
-    """CDK local bundling: the handler directory (if any) and the package's modules."""
+    """CDK local bundling by a Python function that writes the asset into its output."""
 
-    def __init__(self, modules: Sequence[str], handler: Path | None) -> None:
-        self._modules = tuple(modules)
-        self._handler = handler
+    def __init__(self, copy: Callable[[Path], object]) -> None:
+        self._copy = copy
 
     def try_bundle(self, output_dir: str, *_options: Any, **_named: Any) -> bool:
         """Write the asset into ``output_dir``; CDK then needs no Docker."""
-        target = Path(output_dir)
-        if self._handler is not None:
-            shutil.copytree(
-                self._handler,
-                target,
-                ignore=shutil.ignore_patterns(*_NEVER, "__init__.py"),
-                dirs_exist_ok=True,
-            )
-        copy_package(target, self._modules)
+        self._copy(Path(output_dir))
         return True
+
+
+def local_asset(copy: Callable[[Path], object], key: str, source: Path = _PACKAGE) -> lambda_.Code:
+    """Return a code asset that ``copy(output_dir)`` writes at synth, hashed by its output.
+
+    ``key`` names what ``copy`` writes. CDK keeps one bundled output per source directory
+    and bundling options, in a cache shared by the whole process; the Python object that
+    does the copying is not part of that key, so ``key`` is (as a bundling environment
+    variable, which local bundling does not use otherwise). Without it, two assets of the
+    same source directory would get the output of whichever was bundled first.
+    """
+    return lambda_.Code.from_asset(
+        str(source),
+        exclude=["__pycache__", "*.pyc"],
+        asset_hash_type=AssetHashType.OUTPUT,
+        bundling=BundlingOptions(
+            # Never pulled: the local bundling always succeeds.
+            image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.13"),
+            local=_LocalCopy(copy),
+            environment={"SAFE_QUEUE_BUNDLE": key},
+        ),
+    )
 
 
 def package_code(modules: Sequence[str], handler: Path | None = None) -> lambda_.Code:
@@ -77,14 +90,16 @@ def package_code(modules: Sequence[str], handler: Path | None = None) -> lambda_
     The asset's hash is that of the bundled output: it changes when the handler or the
     copied modules change, and only then.
     """
-    source = handler if handler is not None else _PACKAGE
-    return lambda_.Code.from_asset(
-        str(source),
-        exclude=["__pycache__", "*.pyc"],
-        asset_hash_type=AssetHashType.OUTPUT,
-        bundling=BundlingOptions(
-            # Never pulled: the local bundling always succeeds.
-            image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.13"),
-            local=_LocalCopy(modules, handler),
-        ),
-    )
+    chosen = tuple(modules)
+
+    def copy(target: Path) -> None:
+        if handler is not None:
+            shutil.copytree(
+                handler,
+                target,
+                ignore=shutil.ignore_patterns(*_NEVER, "__init__.py"),
+                dirs_exist_ok=True,
+            )
+        copy_package(target, chosen)
+
+    return local_asset(copy, ",".join(chosen), _PACKAGE if handler is None else handler)

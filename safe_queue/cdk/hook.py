@@ -35,13 +35,12 @@ from pathlib import Path
 from typing import Any, Final
 
 import aws_cdk as cdk
-import jsii
-from aws_cdk import AssetHashType, BundlingOptions, DockerImage, Duration, ILocalBundling
+from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from safe_queue.cdk.bundling import AUDIT_MODULES, copy_package
+from safe_queue.cdk.bundling import AUDIT_MODULES, copy_package, local_asset
 from safe_queue.cdk.hook_props import (
     alias_of,
     check_alias,
@@ -98,34 +97,12 @@ def copy_hook_code(target: Path) -> Path:
     return target
 
 
-@jsii.implements(ILocalBundling)
-class _HookModules:
-    """CDK local bundling: the handler's code into the asset (under ``prefix``)."""
-
-    def __init__(self, prefix: str = "") -> None:
-        self.prefix = prefix
-
-    def try_bundle(self, output_dir: str, *_options: Any, **_named: Any) -> bool:
-        """Write the code into ``output_dir``; CDK then needs no Docker."""
-        copy_hook_code(Path(output_dir) / self.prefix)
-        return True
-
-
 def hook_code(*, layer: bool = False) -> lambda_.Code:
     """Return the handler's code asset (``layer``: under ``python/``, as a Lambda layer)."""
-    source = Path(__file__).resolve().parent.parent
-    return lambda_.Code.from_asset(
-        str(source),
-        exclude=["__pycache__", "*.pyc"],
-        asset_hash_type=AssetHashType.OUTPUT,
-        bundling=BundlingOptions(
-            # Never pulled: the local bundling always succeeds.
-            image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.13"),
-            local=_HookModules("python" if layer else ""),
-            # Part of CDK's asset cache key: the layer, the function and the Config rule's
-            # code share a source directory, not an output.
-            environment={"SAFE_QUEUE_BUNDLE": "hook-layer" if layer else "hook-function"},
-        ),
+    prefix = "python" if layer else ""
+    return local_asset(
+        lambda target: copy_hook_code(target / prefix),
+        "hook-layer" if layer else "hook-function",
     )
 
 
