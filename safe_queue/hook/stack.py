@@ -47,6 +47,7 @@ from safe_queue.live.facts import read_dead_letter_queue, read_function, read_qu
 from safe_queue.live.reader import AccountReader, region_of
 from safe_queue.report import ReportedFinding, Unreadable, Where
 from safe_queue.template import CheckedMapping, load_template, mappings
+from safe_queue.template._file import MAX_TEMPLATE_BYTES
 
 __all__ = [
     "MAX_WORKERS",
@@ -57,7 +58,7 @@ __all__ = [
 ]
 
 MAX_WORKERS: Final = 8
-TEMPLATE_BYTES_MAX: Final = 1_048_576
+TEMPLATE_BYTES_MAX: Final = MAX_TEMPLATE_BYTES
 """The template reader's limit (CloudFormation's 1 MB template body from S3)."""
 _PSEUDO_SUB = re.compile(r"\$\{(AWS::[A-Za-z]+)\}")
 

@@ -172,7 +172,7 @@ class _Builder:
     def text(self, template: TemplateFile, node: Any, what: str) -> str | Unknown | None:
         """Return a string; parts known only at deploy time stay ``${...}`` placeholders."""
         value = self.value(template, node)
-        if value is None or value is _ABSENT_VALUE:
+        if value is None:
             return None
         if isinstance(value, Unresolved):
             return Unknown(what, value.why)
@@ -247,7 +247,7 @@ class _Builder:
                 Unknown("the function's CapacityProviderConfig", capacity_value.why)
                 if isinstance(capacity_value, Unresolved)
                 else None
-                if capacity_value is None or capacity_value is _ABSENT_VALUE
+                if capacity_value is None
                 else True
             ),
             failure_backoff=_backoff(variables),
@@ -367,7 +367,7 @@ class _Builder:
 
     def _provisioned(self, config: Any) -> ProvisionedFacts | Unknown | None:
         what = "the ProvisionedPollerConfig"
-        if config is None or config is _ABSENT_VALUE:
+        if config is None:
             return None
         if isinstance(config, Unresolved):
             return Unknown(what, config.why)

@@ -116,7 +116,7 @@ class TemplateFile:
         return resources if isinstance(resources, dict) else {}
 
 
-def read_text(path: str | Path, shown: str | None = None) -> str:
+def read_text(path: str | Path) -> str:
     """Read a template file as UTF-8, never past :data:`MAX_TEMPLATE_BYTES`.
 
     Raises
@@ -125,7 +125,7 @@ def read_text(path: str | Path, shown: str | None = None) -> str:
         The file is missing, unreadable, a symbolic-link loop, larger than CloudFormation's
         1 MB template limit, or not UTF-8 text.
     """
-    name = shown or str(path)
+    name = str(path)
     try:
         with open(path, "rb") as stream:
             data = stream.read(MAX_TEMPLATE_BYTES + 1)
@@ -155,15 +155,6 @@ def read_text(path: str | Path, shown: str | None = None) -> str:
             f"is not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start}):"
             " CloudFormation reads templates as UTF-8. Fix: save the file as UTF-8.",
         ) from None
-
-
-def _link_loop(name: str) -> TemplateError:
-    return TemplateError(
-        name,
-        None,
-        "is a symbolic link loop (too many levels of symbolic links). Fix: point the link"
-        " at a file or directory.",
-    )
 
 
 def duplicate_key(path: str, key: str, first: int | None, line: int | None, resource: bool) -> Any:

@@ -42,13 +42,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from safe_queue.template._deployment import Deployment
-from safe_queue.template._file import LOOP_PREFIX, MAX_VALUES, TemplateError, TemplateFile
+from safe_queue.template._file import (
+    LOOP_PREFIX,
+    MAX_RESOURCES,
+    MAX_VALUES,
+    TemplateError,
+    TemplateFile,
+)
 from safe_queue.template._values import ABSENT as _ABSENT
 from safe_queue.template._values import Trace, Unresolved
 
 __all__ = ["MAX_EXPANDED_RESOURCES", "expand", "uses_language_extensions"]
 
-MAX_EXPANDED_RESOURCES = 5_000
+MAX_EXPANDED_RESOURCES = 10 * MAX_RESOURCES
 """Resources a template may expand to: 10 x CloudFormation's 500 per stack. Past it the
 expansion stops (bounded time and memory) and the file is refused."""
 _TRANSFORM = "AWS::LanguageExtensions"
@@ -229,8 +235,8 @@ class _Expansion:
                 loop,
                 line,
                 f"expands to more than {MAX_EXPANDED_RESOURCES:,} resources (CloudFormation's"
-                " limit is 500 for each stack); safe-queue stops expanding. Fix: use smaller"
-                " collections.",
+                f" limit is {MAX_RESOURCES} for each stack); safe-queue stops expanding. Fix: use"
+                " smaller collections.",
             )
 
     def unexpanded(

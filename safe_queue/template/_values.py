@@ -179,11 +179,6 @@ class _Absent:
 ABSENT: Any = _Absent()
 
 
-def _segments(arn: str) -> list[str]:
-    """Split an ARN at ``:``, each ``${AWS::Region}``-like placeholder as ``*``."""
-    return SUB_VARIABLE.sub("*", arn).split(":")
-
-
 def concatenate(parts: list[Value]) -> Value:
     """Join resolved parts into a ``str``, a :class:`Text`, or the first :class:`Unresolved`."""
     flat: list[str | Reference] = []
