@@ -165,7 +165,6 @@ def rule_inputs(
     >>> inputs["has_dead_letter_queue"], inputs["max_receive_count"], inputs["provisioned"]
     (False, None, False)
     """
-    own_total = facts.max_concurrency if function_sqs_mappings == 1 else None
     return (
         _mapping_inputs(facts)
         | _queue_inputs(facts.queue)
@@ -173,7 +172,9 @@ def rule_inputs(
         | {
             "function_sqs_mappings": function_sqs_mappings,
             "function_max_concurrency_total": (
-                own_total if function_sqs_mappings == 1 else function_max_concurrency_total
+                facts.max_concurrency
+                if function_sqs_mappings == 1
+                else function_max_concurrency_total
             ),
         }
     )
@@ -232,15 +233,18 @@ def evaluate_all(mappings: Sequence[MappingFacts]) -> list[list[Finding]]:
         function = facts.function
         if isinstance(function, FunctionFacts) and function.key:
             groups.setdefault(function.key, []).append(facts)
+    # each shared function's mapping count and MaximumConcurrency total, summed once
+    shared = {key: (len(group), _group_totals(group)) for key, group in groups.items()}
     results = []
     for facts in mappings:
         function = facts.function
-        group = groups.get(function.key, [facts]) if isinstance(function, FunctionFacts) else []
-        group = group if len(group) > 1 else [facts]
+        count, total = (
+            shared[function.key]
+            if isinstance(function, FunctionFacts) and function.key and shared[function.key][0] > 1
+            else (1, None)
+        )
         inputs = rule_inputs(
-            facts,
-            function_sqs_mappings=len(group),
-            function_max_concurrency_total=_group_totals(group),
+            facts, function_sqs_mappings=count, function_max_concurrency_total=total
         )
         results.append(_judge(facts, inputs))
     return results

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from safe_queue.engine.facts import Unknown
-from safe_queue.engine.rule import UNCHECKED, Finding, Level, Rule
+from safe_queue.engine.rule import UNCHECKED, Finding, Level, Rule, Violation
 
 __all__ = ["RULE", "unchecked"]
 
@@ -39,10 +39,10 @@ app, give the parameter a value, grant the read action), or check these settings
         f"{value.what} {value.why}" + (f" (skipped: {', '.join(ids)})" if ids else "")
         for value, ids in ((value, list(ids)) for value, ids in skipped)
     )
-    return Finding(
-        UNCHECKED,
-        Level.INFO,
-        f"Not checked, because a value is not known: {details}. Fix: make the resource"
-        " readable from here (define it in the template or app, give the parameter a value,"
-        " grant the read action), or check these settings by hand.",
+    return RULE.finding(
+        Violation(
+            f"Not checked, because a value is not known: {details}.",
+            "make the resource readable from here (define it in the template or app, give the"
+            " parameter a value, grant the read action), or check these settings by hand.",
+        )
     )
