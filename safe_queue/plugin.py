@@ -45,11 +45,12 @@ from constructs import IConstruct
 
 from safe_queue._version import __version__
 from safe_queue.engine import RULES, Finding, Level, Role, rule
+from safe_queue.engine.acknowledge import CDK_NAMESPACES
 from safe_queue.template import CheckedMapping, judge
 
 __all__ = ["PLUGIN_NAME", "SafeQueueChecks"]
 
-PLUGIN_NAME = "SafeQueue"
+PLUGIN_NAME = CDK_NAMESPACES[0]
 """The plugin's name: acknowledgement ids are ``SafeQueue::<rule id>``."""
 
 _NEW_FORM = (
