@@ -14,6 +14,7 @@ __all__ = [
     "CDK_ACKNOWLEDGED_RULES",
     "CDK_LOGICAL_ID",
     "DERIVED_FUNCTION_TIMEOUT",
+    "MEMBER_ROLE_ENV",
     "METADATA_SECTION",
     "REPORTED",
     "VISIBILITY_TIMEOUT_ENV",
@@ -46,3 +47,7 @@ BACKOFF_CAP_ENV: Final = "SAFE_QUEUE_BACKOFF_CAP"
 """``FailureBackoff``'s cap, seconds."""
 BACKOFF_JITTER_ENV: Final = "SAFE_QUEUE_BACKOFF_JITTER"
 """``FailureBackoff``'s jitter: ``true`` (also when unset) or ``false``."""
+
+# Set on the organization Config rule's function (``SafeQueueOrganizationConfigRule``).
+MEMBER_ROLE_ENV: Final = "SAFE_QUEUE_MEMBER_ROLE"
+"""The role the function assumes in each member account (``safe_queue.live.organization``)."""

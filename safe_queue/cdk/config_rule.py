@@ -72,6 +72,16 @@ def config_frequency(schedule: Duration) -> config.MaximumExecutionFrequency:
     return _FREQUENCIES[hours]
 
 
+def audit_statements() -> list[iam.PolicyStatement]:
+    """Return what the audit's role allows: its reads, and ``PutEvaluations``."""
+    return [
+        iam.PolicyStatement(sid="AuditReadOnly", actions=list(IAM_ACTIONS), resources=["*"]),
+        iam.PolicyStatement(
+            sid="PutEvaluations", actions=["config:PutEvaluations"], resources=["*"]
+        ),
+    ]
+
+
 class SafeQueueConfigRule(Construct):
     """An AWS Config custom rule running ``safe-queue audit`` inside the account.
 
@@ -123,14 +133,7 @@ class SafeQueueConfigRule(Construct):
             self,
             policy_name="SafeQueueConfigRule",
             description="safe-queue AWS Config rule: read SQS mappings, put evaluations",
-            statements=[
-                iam.PolicyStatement(
-                    sid="AuditReadOnly", actions=list(IAM_ACTIONS), resources=["*"]
-                ),
-                iam.PolicyStatement(
-                    sid="PutEvaluations", actions=["config:PutEvaluations"], resources=["*"]
-                ),
-            ],
+            statements=audit_statements(),
         )
         self.function = lambda_.Function(
             self,

@@ -19,7 +19,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from safe_queue.cdk.config_rule import config_frequency, handler_code
+from safe_queue.cdk.config_rule import audit_statements, config_frequency, handler_code
 from safe_queue.cdk.service import (
     NO_DEAD_LETTER_QUEUE,
     NO_TRACING,
@@ -35,12 +35,12 @@ from safe_queue.cdk.stack_set import (
     stack_set,
     stack_set_name,
 )
+from safe_queue.keys import MEMBER_ROLE_ENV
 from safe_queue.live.actions import IAM_ACTIONS
 
 __all__ = ["MEMBER_ACTIONS", "ORGANIZATION_HANDLER", "SafeQueueOrganizationConfigRule"]
 
 ORGANIZATION_HANDLER: Final = "safe_queue.live.organization.handler"
-MEMBER_ROLE_ENV: Final = "SAFE_QUEUE_MEMBER_ROLE"  # safe_queue.live.organization reads it
 AUDITOR_PARAMETER: Final = "SafeQueueAuditorRoleArn"
 """The member template's parameter: the management function's role, which the member trusts."""
 MEMBER_ACTIONS: Final = (*IAM_ACTIONS, "config:PutEvaluations")
@@ -211,20 +211,7 @@ class SafeQueueOrganizationConfigRule(Construct):
                 assumed_by=iam.ArnPrincipal(trusted.value_as_string),
                 description="safe-queue organization Config rule: audit this account",
                 inline_policies={
-                    "SafeQueueAudit": iam.PolicyDocument(
-                        statements=[
-                            iam.PolicyStatement(
-                                sid="AuditReadOnly",
-                                actions=list(IAM_ACTIONS),
-                                resources=["*"],
-                            ),
-                            iam.PolicyStatement(
-                                sid="PutEvaluations",
-                                actions=["config:PutEvaluations"],
-                                resources=["*"],
-                            ),
-                        ]
-                    )
+                    "SafeQueueAudit": iam.PolicyDocument(statements=audit_statements())
                 },
             )
 

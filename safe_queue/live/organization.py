@@ -34,13 +34,13 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from safe_queue.arn import Arn
+from safe_queue.keys import MEMBER_ROLE_ENV
 from safe_queue.live.aws_errors import describe
 from safe_queue.live.config_handler import evaluate_and_report
 from safe_queue.retries import client_config
 
 __all__ = ["MEMBER_ROLE_ENV", "SESSION_NAME", "handler", "member_role_arn", "member_session"]
 
-MEMBER_ROLE_ENV: Final = "SAFE_QUEUE_MEMBER_ROLE"
 """The function's environment variable naming the role to assume in each member account."""
 SESSION_NAME: Final = "safe-queue-config-rule"
 
