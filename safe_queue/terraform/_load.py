@@ -10,6 +10,7 @@ value known, no configuration. Both nest child modules under ``child_modules``.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import json
 import re
@@ -285,9 +286,30 @@ def _binary_plan(path: Path) -> bool:
         return False
 
 
+def _starts_an_object(path: str) -> bool:
+    """Whether the file's first character after a BOM and JSON's whitespace is ``{``.
+
+    Only such a file can hold a top-level JSON object: anything else (a YAML template, a
+    binary plan) is told apart without reading it whole.
+    """
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(4096).removeprefix(codecs.BOM_UTF8)
+            while head:
+                rest = head.lstrip(b" \t\n\r")
+                if rest:
+                    return rest.startswith(b"{")
+                head = stream.read(4096)
+    except OSError:
+        return False
+    return False
+
+
 @functools.lru_cache(maxsize=16)
 def _read(path: str, _mtime: int, _size: int) -> dict[str, Any] | None:
     """Return the file's top-level JSON object if it may be Terraform's, else ``None``."""
+    if not _starts_an_object(path):
+        return None
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
