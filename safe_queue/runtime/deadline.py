@@ -16,11 +16,11 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from safe_queue.runtime._records import raw_record
+from safe_queue.runtime._settings import positive_seconds
 from safe_queue.runtime.heartbeat import LambdaContextLike
 
 __all__ = ["DeadlineReached", "stop_before_deadline"]
@@ -124,17 +124,12 @@ def stop_before_deadline(record_handler: _F, *, context: LambdaContextLike, marg
     ...
     safe_queue.runtime.deadline.DeadlineReached: record m-2 not started: 30.0 s left ...
     """
-    if (
-        isinstance(margin, bool)
-        or not isinstance(margin, int | float)
-        or not math.isfinite(margin)
-        or margin <= 0
-    ):
-        raise ValueError(
-            f"margin: got {margin!r}; allowed: a number of seconds greater than 0. Fix: set "
-            "margin above your slowest record's duration, e.g. margin=35 for records that "
-            "take up to 30 s."
-        )
+    seconds = positive_seconds(
+        "margin",
+        margin,
+        "set margin above your slowest record's duration, e.g. margin=35 for records that"
+        " take up to 30 s.",
+    )
     if not callable(getattr(context, "get_remaining_time_in_millis", None)):
         raise TypeError(
             f"context: got a {type(context).__name__} without get_remaining_time_in_millis(); "
@@ -145,7 +140,6 @@ def stop_before_deadline(record_handler: _F, *, context: LambdaContextLike, marg
             f"record_handler: got a {type(record_handler).__name__}; expected the function "
             "that processes one record. Pass the record handler."
         )
-    seconds = float(margin)
     stopped = False
 
     def check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
