@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from safe_queue import keys
+from safe_queue.engine import limits
 from safe_queue.engine.facts import (
     FunctionFacts,
     MappingFacts,
@@ -43,8 +44,10 @@ BASELINE: Final = MappingFacts(
     queue=QueueFacts(
         name="Queue",
         visibility_timeout=1082,
-        retention_period=345_600,
-        redrive=RedriveFacts(5, QueueFacts(name="DeadLetterQueue", retention_period=1_209_600)),
+        retention_period=limits.RETENTION_DEFAULT,
+        redrive=RedriveFacts(
+            5, QueueFacts(name="DeadLetterQueue", retention_period=limits.RETENTION_MAX)
+        ),
     ),
     function=FunctionFacts(name="Consumer", timeout=180, key="Consumer"),
     name="Mapping",
@@ -159,7 +162,7 @@ def _mapping(mapping: MappingFacts, queue: str, function: str) -> dict[str, Any]
     _put(properties, "BatchSize", mapping.batch_size)
     _put(properties, "MaximumBatchingWindowInSeconds", mapping.batching_window)
     if mapping.report_batch_item_failures:
-        properties["FunctionResponseTypes"] = ["ReportBatchItemFailures"]
+        properties["FunctionResponseTypes"] = [limits.REPORT_BATCH_ITEM_FAILURES]
     if mapping.max_concurrency is not None:
         properties["ScalingConfig"] = {"MaximumConcurrency": _known(mapping.max_concurrency)}
     if mapping.has_filters:

@@ -39,12 +39,17 @@ def check(*, batch_size: int, batching_window: int, fifo: bool) -> Violation | N
     )
 
 
+_FIFO = f"{limits.BATCH_SIZE_MIN}..{limits.BATCH_SIZE_MAX_FIFO}"
+_STANDARD = f"{limits.BATCH_SIZE_MIN}..{limits.BATCH_SIZE_MAX_STANDARD:,}"
+
+
 RULE = Rule(
     id="safe-queue:batch-size-out-of-range",
     levels=(Level.ERROR,),
     kind="aws-limit",
-    summary="BatchSize is outside what Lambda allows: 1..10 on FIFO queues; 1..10,000 on"
-    " standard queues, above 10 only with a batching window of at least 1 s.",
+    summary=f"BatchSize is outside what Lambda allows: {_FIFO} on FIFO queues; {_STANDARD} on"
+    f" standard queues, above {limits.BATCH_SIZE_MAX_WITHOUT_WINDOW} only with a batching window"
+    " of at least 1 s.",
     why="Lambda rejects the event source mapping, so the deployment fails.",
     fix="A BatchSize within the range for the queue type, or a batching window.",
     source_url=LAMBDA_ESM_API,

@@ -32,11 +32,16 @@ def check(*, function_timeout: int, capacity_provider: bool) -> Violation | None
     )
 
 
+_RANGE = f"{limits.FUNCTION_TIMEOUT_MIN}..{limits.FUNCTION_TIMEOUT_MAX}"
+_MANAGED = f"{limits.FUNCTION_TIMEOUT_MIN}..{limits.FUNCTION_TIMEOUT_MAX_MANAGED_INSTANCES:,}"
+
+
 RULE = Rule(
     id="safe-queue:function-timeout-out-of-range",
     levels=(Level.ERROR,),
     kind="aws-limit",
-    summary="The function's Timeout is outside 1..900 s (1..5,400 s on Lambda Managed Instances).",
+    summary=f"The function's Timeout is outside {_RANGE} s ({_MANAGED} s on Lambda Managed"
+    " Instances).",
     why="Lambda rejects the function, so the deployment fails.",
     fix="A Timeout within Lambda's range.",
     source_url="https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html",

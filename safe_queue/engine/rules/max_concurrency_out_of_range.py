@@ -22,13 +22,16 @@ def check(*, max_concurrency: int | None) -> Violation | None:
     )
 
 
+_RANGE = f"{limits.MAX_CONCURRENCY_MIN}..{limits.MAX_CONCURRENCY_MAX:,}"
+
+
 RULE = Rule(
     id="safe-queue:max-concurrency-out-of-range",
     levels=(Level.ERROR,),
     kind="aws-limit",
-    summary="ScalingConfig.MaximumConcurrency is outside 2..1,000.",
+    summary=f"ScalingConfig.MaximumConcurrency is outside {_RANGE}.",
     why="Lambda rejects the event source mapping, so the deployment fails.",
-    fix="MaximumConcurrency within 2..1,000.",
+    fix=f"MaximumConcurrency within {_RANGE}.",
     source_url="https://docs.aws.amazon.com/lambda/latest/api/API_ScalingConfig.html",
     compliant=example("MaximumConcurrency 2.", mapping={"max_concurrency": 2}),
     non_compliant=example("MaximumConcurrency 1.", mapping={"max_concurrency": 1}),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from safe_queue.engine.example import example
 from safe_queue.engine.facts import ProvisionedFacts
 from safe_queue.engine.rule import Level, Rule, Violation
+from safe_queue.engine.rules._common import LAMBDA_SQS_SCALING
 
 __all__ = ["RULE"]
 
@@ -30,7 +31,7 @@ RULE = Rule(
     why="Provisioned mode and MaximumConcurrency are mutually exclusive; Lambda rejects the"
     " mapping.",
     fix="One of ProvisionedPollerConfig and ScalingConfig.MaximumConcurrency.",
-    source_url="https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html",
+    source_url=LAMBDA_SQS_SCALING,
     compliant=example(
         "Provisioned mode, no MaximumConcurrency.",
         mapping={"provisioned": ProvisionedFacts(minimum_pollers=2, maximum_pollers=10)},

@@ -25,14 +25,18 @@ def check(*, minimum_pollers: int | None, maximum_pollers: int | None) -> Violat
     return None
 
 
+_MINIMUM = f"{limits.POLLERS_MIN}..{limits.MINIMUM_POLLERS_MAX}"
+_MAXIMUM = f"{limits.POLLERS_MIN}..{limits.MAXIMUM_POLLERS_MAX:,}"
+
+
 RULE = Rule(
     id="safe-queue:provisioned-pollers-out-of-range",
     levels=(Level.ERROR,),
     kind="aws-limit",
-    summary="ProvisionedPollerConfig's MinimumPollers (2..200) or MaximumPollers (2..10,000)"
+    summary=f"ProvisionedPollerConfig's MinimumPollers ({_MINIMUM}) or MaximumPollers ({_MAXIMUM})"
     " is outside AWS's range for SQS.",
     why="Lambda rejects the event source mapping, so the deployment fails.",
-    fix="MinimumPollers within 2..200, MaximumPollers within 2..10,000.",
+    fix=f"MinimumPollers within {_MINIMUM}, MaximumPollers within {_MAXIMUM}.",
     source_url="https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html",
     compliant=example(
         "Provisioned mode with 2..10 pollers.",

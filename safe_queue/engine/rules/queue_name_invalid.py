@@ -72,9 +72,11 @@ RULE = Rule(
     levels=(Level.ERROR,),
     kind="aws-limit",
     summary="A QueueName SQS rejects: characters other than letters, digits, - and _, more"
-    " than 80 characters, or a .fifo suffix that does not match the queue type.",
+    f" than {limits.QUEUE_NAME_MAX_LENGTH} characters, or a {limits.FIFO_SUFFIX} suffix that does"
+    " not match the queue type.",
     why="SQS rejects the queue, so the deployment fails.",
-    fix="1..80 letters, digits, - and _; .fifo at the end of FIFO queue names only.",
+    fix=f"1..{limits.QUEUE_NAME_MAX_LENGTH} letters, digits, - and _; {limits.FIFO_SUFFIX} at the"
+    " end of FIFO queue names only.",
     source_url=SQS_CREATE_QUEUE_API,
     compliant=example("QueueName invoices.", queue={"queue_name": "invoices"}),
     non_compliant=example(

@@ -30,14 +30,17 @@ def check(*, retention_period: int, dead_letter_retention_period: int | None) ->
     return None
 
 
+_RANGE = f"{limits.RETENTION_MIN}..{limits.RETENTION_MAX:,}"
+
+
 RULE = Rule(
     id="safe-queue:retention-period-out-of-range",
     levels=(Level.ERROR,),
     kind="aws-limit",
     summary="The source or dead-letter queue's MessageRetentionPeriod is outside 60 s..14"
-    " days (1,209,600 s).",
+    f" days ({limits.RETENTION_MAX:,} s).",
     why="SQS rejects the queue, so the deployment fails.",
-    fix="MessageRetentionPeriod within 60..1,209,600 s.",
+    fix=f"MessageRetentionPeriod within {_RANGE} s.",
     source_url=SQS_ATTRIBUTES_API,
     compliant=example(
         "Dead-letter queue keeps messages 14 days.",

@@ -22,13 +22,16 @@ def check(*, visibility_timeout: int) -> Violation | None:
     )
 
 
+_RANGE = f"{limits.VISIBILITY_TIMEOUT_MIN}..{limits.VISIBILITY_TIMEOUT_MAX:,}"
+
+
 RULE = Rule(
     id="safe-queue:visibility-timeout-out-of-range",
     levels=(Level.ERROR,),
     kind="aws-limit",
-    summary="The queue's VisibilityTimeout is outside 0..43,200 s (12 hours).",
+    summary=f"The queue's VisibilityTimeout is outside {_RANGE} s (12 hours).",
     why="SQS rejects the queue, so the deployment fails.",
-    fix="VisibilityTimeout within 0..43,200 s.",
+    fix=f"VisibilityTimeout within {_RANGE} s.",
     source_url=SQS_ATTRIBUTES_API,
     compliant=example("Visibility 43,200 s.", queue={"visibility_timeout": 43_200}),
     non_compliant=example("Visibility 43,201 s.", queue={"visibility_timeout": 43_201}),
