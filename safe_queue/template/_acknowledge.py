@@ -35,7 +35,7 @@ from safe_queue import keys
 from safe_queue.engine import Acknowledgement, AcknowledgementError, acknowledgement
 from safe_queue.engine.acknowledge import is_safe_queue_id
 from safe_queue.template._facts import CheckedMapping
-from safe_queue.template._load import TemplateError, TemplateFile
+from safe_queue.template._load import TemplateError, TemplateFile, _read_json
 from safe_queue.template._values import Located
 
 __all__ = ["Acknowledgements", "Covered", "attach_all"]
@@ -96,15 +96,21 @@ def _template_acknowledgements(
     return found
 
 
-def _read_stack_metadata(template: TemplateFile) -> _StackMetadata:
+def _read_manifest(scope: str) -> Any:
+    """Read a cloud assembly's manifest (bounded as the loader reads it); ``None`` if not."""
+    try:
+        return _read_json(Path(scope) / "manifest.json")
+    except TemplateError:
+        return None  # the loader read this manifest already; nothing more to learn here
+
+
+def _read_stack_metadata(template: TemplateFile, manifest: Any) -> _StackMetadata:
     """Read the CDK metadata of ``template``'s stack artifact (its own file, or the manifest)."""
     found = _StackMetadata()
-    manifest_path = Path(template.scope) / "manifest.json"
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         artifact = manifest["artifacts"][template.stack]
-    except (OSError, ValueError, KeyError, TypeError):
-        return found  # the loader read this manifest already; nothing more to learn here
+    except (KeyError, TypeError):
+        return found
     entries = artifact.get("metadata") if isinstance(artifact, dict) else None
     extra = artifact.get("additionalMetadataFile") if isinstance(artifact, dict) else None
     if isinstance(extra, str):
@@ -142,7 +148,7 @@ def _read_stack_metadata(template: TemplateFile) -> _StackMetadata:
                         )
                     except AcknowledgementError as error:
                         raise TemplateError(
-                            str(manifest_path.parent / str(extra or "manifest.json")),
+                            str(Path(template.scope) / str(extra or "manifest.json")),
                             None,
                             f"construct {path}: {error}",
                         ) from None
@@ -171,6 +177,7 @@ class Acknowledgements:
     def __init__(self, templates: Sequence[TemplateFile]) -> None:
         self._in_templates: dict[tuple[int, str], list[Acknowledgement]] = {}
         self._stacks: dict[tuple[str, str], _StackMetadata] = {}
+        self._manifests: dict[str, Any] = {}  # each assembly's manifest, read once
         for template in templates:
             for logical_id, resource in template.resources.items():
                 found = _template_acknowledgements(template, logical_id, resource.get("Metadata"))
@@ -182,7 +189,9 @@ class Acknowledgements:
     def _stack(self, template: TemplateFile) -> _StackMetadata:
         key = (template.scope, str(template.stack))
         if key not in self._stacks:
-            self._stacks[key] = _read_stack_metadata(template)
+            if template.scope not in self._manifests:
+                self._manifests[template.scope] = _read_manifest(template.scope)
+            self._stacks[key] = _read_stack_metadata(template, self._manifests[template.scope])
         return self._stacks[key]
 
     def of_resource(
