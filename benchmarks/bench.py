@@ -23,7 +23,6 @@ from collections import Counter
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
 
 # The project's Node.js (scripts/setup --node) for jsii here and in the timed subprocesses.
 os.environ["PATH"] = os.pathsep.join(
@@ -33,7 +32,7 @@ os.environ["PATH"] = os.pathsep.join(
 import aws_cdk as cdk
 
 from benchmarks.apps import consumers_app
-from benchmarks.measure import cpu_seconds
+from benchmarks.measure import round_trips, synth_in_process
 
 
 def synth_seconds(build: Callable[[str], cdk.App]) -> float:
@@ -42,14 +41,6 @@ def synth_seconds(build: Callable[[str], cdk.App]) -> float:
         started = time.perf_counter()
         build(outdir).synth()
         return time.perf_counter() - started
-
-
-def synth_cpu_and_wall(build: Callable[[str], cdk.App]) -> tuple[float, float]:
-    with tempfile.TemporaryDirectory() as outdir:
-        gc.collect()
-        cpu, wall = cpu_seconds(), time.perf_counter()
-        build(outdir).synth()
-        return cpu_seconds() - cpu, time.perf_counter() - wall
 
 
 def process_seconds(*args: str) -> float:
@@ -83,42 +74,22 @@ def compare(
 
 
 def jsii_calls(build: Callable[[str], cdk.App]) -> int:
-    """Round trips between Python and the jsii kernel to build and synthesize the app.
-
-    Deterministic, unlike times on a shared machine, and the dominant cost of a CDK app in
-    Python: each is a message to the node process and back (~0.2-0.5 ms).
-    """
-    from jsii._kernel.providers import process
-
-    original = process._NodeProcess.send
-    count = 0
-
-    def counting(self: Any, request: Any, response_type: Any) -> Any:
-        nonlocal count
-        count += 1
-        return original(self, request, response_type)
-
-    process._NodeProcess.send = counting  # type: ignore[method-assign]
-    try:
-        with tempfile.TemporaryDirectory() as outdir:
-            build(outdir).synth()
-    finally:
-        process._NodeProcess.send = original  # type: ignore[method-assign]
-    return count
+    """Round trips between Python and the jsii kernel to build and synthesize the app."""
+    return sum(round_trips(build).values())
 
 
 def compare_cpu(
     label: str, a: Callable[[str], cdk.App], b: Callable[[str], cdk.App], repeat: int
 ) -> None:
     """Median wall and CPU time (Python + jsii kernel) of a and b, interleaved."""
-    synth_cpu_and_wall(a)  # warm-up
-    synth_cpu_and_wall(b)
+    synth_in_process(a)  # warm-up
+    synth_in_process(b)
     runs_a, runs_b = [], []
     for _ in range(repeat):
-        runs_a.append(synth_cpu_and_wall(a))
-        runs_b.append(synth_cpu_and_wall(b))
-    cpu_a, wall_a = (statistics.median(r[i] for r in runs_a) for i in (0, 1))
-    cpu_b, wall_b = (statistics.median(r[i] for r in runs_b) for i in (0, 1))
+        runs_a.append(synth_in_process(a))
+        runs_b.append(synth_in_process(b))
+    wall_a, cpu_a = (statistics.median(r[i] for r in runs_a) for i in (0, 1))
+    wall_b, cpu_b = (statistics.median(r[i] for r in runs_b) for i in (0, 1))
     print(
         f"| {label} | {wall_a:.2f} s | {wall_b:.2f} s | {wall_a / wall_b:.3f} |"
         f" {cpu_a:.2f} s | {cpu_b:.2f} s | {cpu_a / cpu_b:.3f} |"

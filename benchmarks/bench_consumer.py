@@ -32,28 +32,25 @@ an installed package; ``--no-bytecode-cache`` keeps this workplace's
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from benchmarks.measure import (
     ROOT,
     Loads,
     Runs,
     bytecode_cache,
-    cpu_seconds,
     machine,
     pair_ratios,
     ratio,
+    round_trips,
     run_process,
+    synth_in_process,
     use_project_node,
 )
 
@@ -94,36 +91,6 @@ def checkout(ref: str, directory: Path) -> Path:
     subprocess.run(["tar", "-x", "-C", str(directory)], input=archive.stdout, check=True)
     (directory / "benchmarks").symlink_to(ROOT / "benchmarks")
     return directory
-
-
-def round_trips(build: Build) -> Counter[str]:
-    """Requests sent to the jsii kernel to build and synthesize, by kind (create, get,
-    invoke, static invoke, callback completion...)."""
-    from jsii._kernel.providers import process
-
-    original = process._NodeProcess.send
-    kinds: Counter[str] = Counter()
-
-    def counting(self: Any, request: Any, response_type: Any) -> Any:
-        kinds[type(request).__name__.removeprefix("_").removesuffix("Request")] += 1
-        return original(self, request, response_type)
-
-    process._NodeProcess.send = counting  # type: ignore[method-assign]
-    try:
-        with tempfile.TemporaryDirectory() as outdir:
-            build(outdir).synth()
-    finally:
-        process._NodeProcess.send = original  # type: ignore[method-assign]
-    return kinds
-
-
-def in_process(build: Build) -> tuple[float, float]:
-    """Wall and CPU seconds (this process + the jsii kernel) of build + synth."""
-    with tempfile.TemporaryDirectory() as outdir:
-        gc.collect()
-        cpu, wall = cpu_seconds(), time.perf_counter()
-        build(outdir).synth()
-        return time.perf_counter() - wall, cpu_seconds() - cpu
 
 
 def main() -> None:
@@ -169,11 +136,11 @@ def main() -> None:
 
     loads = Loads()
     here = {"SafeQueueConsumer": Runs(), "hand-wired": Runs()}
-    in_process(construct), in_process(hand)  # warm-up
+    synth_in_process(construct), synth_in_process(hand)  # warm-up
     for _ in range(args.in_process_repeat):
         for name, build in (("SafeQueueConsumer", construct), ("hand-wired", hand)):
             loads.sample()
-            here[name].add(*in_process(build))
+            here[name].add(*synth_in_process(build))
     loads.sample()
     a, b = here["SafeQueueConsumer"], here["hand-wired"]
     print(

@@ -9,6 +9,7 @@ processes), which moves less with other people's load than the wall time does.
 
 from __future__ import annotations
 
+import gc
 import os
 import platform
 import resource
@@ -17,12 +18,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_BIN = ROOT / "node_modules" / ".bin"
@@ -181,3 +184,37 @@ def run_process(
         )
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
+
+
+def round_trips(build: Callable[[str], Any]) -> Counter[str]:
+    """Requests sent to the jsii kernel to build and synthesize an app, by kind (create, get,
+    invoke, static invoke, callback completion...). ``build(outdir)`` returns the app.
+
+    Deterministic, unlike times on a shared machine, and the dominant cost of a CDK app in
+    Python: each is a message to the node process and back (~0.2-0.5 ms).
+    """
+    from jsii._kernel.providers import process
+
+    original = process._NodeProcess.send
+    kinds: Counter[str] = Counter()
+
+    def counting(self: Any, request: Any, response_type: Any) -> Any:
+        kinds[type(request).__name__.removeprefix("_").removesuffix("Request")] += 1
+        return original(self, request, response_type)
+
+    process._NodeProcess.send = counting  # type: ignore[method-assign]
+    try:
+        with tempfile.TemporaryDirectory() as outdir:
+            build(outdir).synth()
+    finally:
+        process._NodeProcess.send = original  # type: ignore[method-assign]
+    return kinds
+
+
+def synth_in_process(build: Callable[[str], Any]) -> tuple[float, float]:
+    """Wall and CPU seconds (this process + the jsii kernel) of ``build(outdir).synth()``."""
+    with tempfile.TemporaryDirectory() as outdir:
+        gc.collect()
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        build(outdir).synth()
+        return time.perf_counter() - wall, cpu_seconds() - cpu
