@@ -32,18 +32,17 @@ import json
 import os
 import platform
 import re
-import resource
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
-import time
 import zipfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchmarks import bench_check
+from benchmarks.measure import ROOT, run_process
+
 SEED = ROOT / "tests" / "fixtures" / "terraform" / "seed" / "plan-broken.json"
 CONFIG = Path(__file__).resolve().parent / "terraform"
 PROVIDER = ROOT / "tests" / "fixtures" / "terraform" / "provider.tf"
@@ -125,36 +124,20 @@ def terraform_plan(directory: Path) -> Path | None:
 
 
 def in_process(path: Path, repeat: int) -> tuple[float, int, int]:
-    from safe_queue.formats import render
     from safe_queue.template import check_paths as check_template
     from safe_queue.terraform import check_paths as check_terraform
     from safe_queue.terraform import is_terraform_json
 
-    check_paths = check_terraform if is_terraform_json(path) else check_template
-    check_paths([path])  # warm-up
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        report = check_paths([path])
-        render(report, "sarif")
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), report.mappings_checked, len(report.findings)
+    check = check_terraform if is_terraform_json(path) else check_template
+    return bench_check.in_process(path, repeat, check)
 
 
 def whole_process(path: Path, repeat: int) -> tuple[float, float]:
     """Median wall time and median CPU time (user + system) of the check's process."""
-    command = [sys.executable, "-m", "safe_queue.cli", "check", "--format", "sarif", str(path)]
-    subprocess.run(command, capture_output=True, check=False)  # warm the file cache
-    times, cpu = [], []
-    for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        completed = subprocess.run(command, capture_output=True, check=False)
-        times.append(time.perf_counter() - started)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-        assert completed.returncode in (0, 1), completed.stderr
-    return statistics.median(times), statistics.median(cpu)
+    command, env = bench_check.check_command(path), dict(os.environ)
+    run_process(command, env, ok=lambda code: code in (0, 1))  # warm the file cache
+    runs = [run_process(command, env, ok=lambda code: code in (0, 1)) for _ in range(repeat)]
+    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
 
 
 def main() -> None:
