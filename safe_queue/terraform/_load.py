@@ -287,29 +287,20 @@ def _binary_plan(path: Path) -> bool:
 
 
 def _starts_an_object(path: str) -> bool:
-    """Whether the file's first character after a BOM and JSON's whitespace is ``{``.
-
-    Only such a file can hold a top-level JSON object: anything else (a YAML template, a
-    binary plan) is told apart without reading it whole.
-    """
+    """Whether ``{`` comes first after a BOM and whitespace (else no JSON object: unread)."""
     try:
         with open(path, "rb") as stream:
             head = stream.read(4096).removeprefix(codecs.BOM_UTF8)
-            while head:
-                rest = head.lstrip(b" \t\n\r")
-                if rest:
-                    return rest.startswith(b"{")
+            while head and not head.lstrip(b" \t\n\r"):
                 head = stream.read(4096)
     except OSError:
         return False
-    return False
+    return head.lstrip(b" \t\n\r").startswith(b"{")
 
 
 @functools.lru_cache(maxsize=16)
 def _read(path: str, _mtime: int, _size: int) -> dict[str, Any] | None:
     """Return the file's top-level JSON object if it may be Terraform's, else ``None``."""
-    if not _starts_an_object(path):
-        return None
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
@@ -328,7 +319,7 @@ def _body(path: str | Path) -> dict[str, Any] | None:
         stat = Path(path).stat()
     except OSError:
         return None
-    if not Path(path).is_file():
+    if not Path(path).is_file() or not _starts_an_object(str(path)):
         return None
     return _read(str(path), stat.st_mtime_ns, stat.st_size)
 
